@@ -1,0 +1,56 @@
+"""Which devices this machine can measure on: CPU always, CUDA and MPS when present."""
+
+from __future__ import annotations
+
+import torch
+
+KNOWN_DEVICES: tuple[str, ...] = ("cpu", "cuda", "mps")
+
+
+class DeviceUnavailable(ValueError):
+    """A device was asked for that this machine does not have."""
+
+
+def available_devices() -> tuple[str, ...]:
+    """The devices to measure on here, CPU first."""
+    found = ["cpu"]
+    if torch.cuda.is_available():
+        found.append("cuda")
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        found.append("mps")
+    return tuple(found)
+
+
+def resolve_devices(choice: str) -> tuple[str, ...]:
+    """Turn `cpu`, `cuda`, `mps` or `all` into the devices to measure, refusing absent ones."""
+    choice = choice.strip().lower()
+    if choice == "all":
+        return available_devices()
+    if choice not in KNOWN_DEVICES:
+        raise DeviceUnavailable(
+            f"unknown device {choice!r}; choose one of {', '.join(KNOWN_DEVICES)} or all"
+        )
+    if choice not in available_devices():
+        raise DeviceUnavailable(
+            f"device {choice!r} is not available on this machine "
+            f"(available: {', '.join(available_devices())})"
+        )
+    return (choice,)
+
+
+def synchronize(device: str) -> None:
+    """Wait for queued work on `device`, so that memory counters and reads are settled."""
+    if device == "cuda":
+        torch.cuda.synchronize()
+    elif device == "mps":
+        torch.mps.synchronize()
+
+
+def allocated_bytes(device: str) -> int | None:
+    """Bytes held by the device's allocator now; None for CPU, which has no such counter."""
+    if device == "cuda":
+        return torch.cuda.memory_allocated()
+    if device == "mps":
+        return torch.mps.current_allocated_memory()
+    return None
