@@ -14,7 +14,7 @@ PARENT_EXPR = "torch.arange(24, dtype=torch.float32).reshape(4, 6)"
 
 @dataclass(frozen=True)
 class Op:
-    """One of the twenty: its number, the card's own wording and the expression we evaluate on `x`."""
+    """One of the twenty: its number, the card's wording, the expression evaluated on `x`."""
 
     item: int
     card: str

@@ -39,9 +39,7 @@ def parent_factory(source: str, device: str) -> Callable[[], torch.Tensor]:
             except (NameError, AttributeError) as exc:
                 raise ExpressionError(f"parent {source!r}: {exc}") from None
         if not isinstance(value, torch.Tensor):
-            raise ExpressionError(
-                f"parent {source!r} is a {type(value).__name__}, not a tensor"
-            )
+            raise ExpressionError(f"parent {source!r} is a {type(value).__name__}, not a tensor")
         return value if value.device.type == device else value.to(device)
 
     return build

@@ -49,6 +49,10 @@ class Layout:
     def storage_bytes(self) -> int:
         return self.storage_numel * self.itemsize
 
+    def dims(self) -> tuple[tuple[int, int], ...]:
+        """(size, stride) per dimension."""
+        return tuple(zip(self.shape, self.stride, strict=True))
+
     def storage_index(self, index: Index) -> int:
         """The storage element that logical `index` reads."""
         return self.offset + sum(i * s for i, s in zip(index, self.stride, strict=True))
@@ -56,7 +60,7 @@ class Layout:
     def is_contiguous(self) -> bool:
         """Row-major packed, with torch's rule that size-1 dimensions may have any stride."""
         expected = 1
-        for size, stride in reversed(tuple(zip(self.shape, self.stride, strict=True))):
+        for size, stride in reversed(self.dims()):
             if size == 1:
                 continue
             if stride != expected:
@@ -68,13 +72,13 @@ class Layout:
         """Lowest and highest storage element reached, or None for an empty tensor."""
         if self.numel == 0:
             return None
-        low = self.offset + sum((n - 1) * s for n, s in zip(self.shape, self.stride) if s < 0)
-        high = self.offset + sum((n - 1) * s for n, s in zip(self.shape, self.stride) if s > 0)
+        low = self.offset + sum((n - 1) * s for n, s in self.dims() if s < 0)
+        high = self.offset + sum((n - 1) * s for n, s in self.dims() if s > 0)
         return low, high
 
     def broadcast_factor(self) -> int:
         """How many logical cells share each storage element through stride-0 dimensions."""
-        return math.prod(n for n, s in zip(self.shape, self.stride) if s == 0 and n > 0)
+        return math.prod(n for n, s in self.dims() if s == 0 and n > 0)
 
 
 def shown_positions(size: int, budget: int) -> list[int | None]:

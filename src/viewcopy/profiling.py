@@ -1,4 +1,4 @@
-"""Running one call under torch's profiler, silently: the kernels it dispatched and the bytes it kept."""
+"""Running one call under torch's profiler, silently: the kernels it ran and the bytes it kept."""
 
 from __future__ import annotations
 
