@@ -1,6 +1,20 @@
 """View or copy: measure whether PyTorch operations return views or copies, and teach why."""
 
 from viewcopy.catalogue import OPS, PARENT_EXPR, QUESTIONS, VARIANTS
+from viewcopy.lab import lock, reveal
+from viewcopy.locking import LockError
 from viewcopy.measure import measure, measure_item
+from viewcopy.predictions import PredictionError
 
-__all__ = ["OPS", "PARENT_EXPR", "QUESTIONS", "VARIANTS", "measure", "measure_item"]
+__all__ = [
+    "OPS",
+    "PARENT_EXPR",
+    "QUESTIONS",
+    "VARIANTS",
+    "LockError",
+    "PredictionError",
+    "lock",
+    "measure",
+    "measure_item",
+    "reveal",
+]

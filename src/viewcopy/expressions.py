@@ -29,7 +29,10 @@ def namespace(**bound: object) -> dict[str, object]:
 
 
 def parent_factory(source: str, device: str) -> Callable[[], torch.Tensor]:
-    """A function that builds a fresh parent from `source` on `device` each time it is called."""
+    """A function building a fresh parent from `source` each call, with `device` as the default.
+
+    An expression that names its own device (`device='meta'`, say) keeps it.
+    """
     code = compile_expression(source, what="parent")
 
     def build() -> torch.Tensor:
@@ -40,7 +43,7 @@ def parent_factory(source: str, device: str) -> Callable[[], torch.Tensor]:
                 raise ExpressionError(f"parent {source!r}: {exc}") from None
         if not isinstance(value, torch.Tensor):
             raise ExpressionError(f"parent {source!r} is a {type(value).__name__}, not a tensor")
-        return value if value.device.type == device else value.to(device)
+        return value
 
     return build
 

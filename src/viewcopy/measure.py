@@ -105,12 +105,15 @@ def measure_with(
     *,
     op_expr: str,
     parent_name: str,
-    device: str,
     item: int | None = None,
 ) -> Evidence:
-    """Apply `op` to fresh parents from `make_parent` and collect the evidence."""
-    label = {"op": op_expr, "parent": parent_name, "device": device, "item": item}
+    """Apply `op` to fresh parents from `make_parent` and collect the evidence.
+
+    The device recorded is the one the parent was actually built on.
+    """
     parent = make_parent()
+    device = parent.device.type
+    label = {"op": op_expr, "parent": parent_name, "device": device, "item": item}
     parent_layout = Layout.of(parent)
     synchronize(device)
     before = allocated_bytes(device)
@@ -179,7 +182,6 @@ def measure(
         parent_factory(parent_expr, device),
         op_expr=op_expr,
         parent_name=parent_name or parent_expr,
-        device=device,
         item=item,
     )
 
@@ -193,3 +195,13 @@ def measure_item(item: int, parent: str = "x", device: str = "cpu") -> Evidence:
         item=item,
         parent_name=parent,
     )
+
+
+def measure_catalogue(devices: tuple[str, ...]) -> list[Evidence]:
+    """The twenty on `x` and on every variant, on each device: device, then parent, then item."""
+    return [
+        measure_item(op.item, parent, device)
+        for device in devices
+        for parent in catalogue.PARENTS
+        for op in catalogue.OPS
+    ]

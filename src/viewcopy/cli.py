@@ -1,0 +1,84 @@
+"""The `viewcopy` command: the measured key, probing any expression, drawing one."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from viewcopy import catalogue
+from viewcopy.devices import KNOWN_DEVICES, DeviceUnavailable, resolve_devices
+from viewcopy.expressions import ExpressionError
+from viewcopy.formats import FORMATS, render, render_one
+from viewcopy.measure import MeasurementDisagreement, measure, measure_catalogue
+
+USAGE_ERROR = 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="viewcopy",
+        description="Measure whether PyTorch operations return views or copies.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    key = commands.add_parser("key", help="the measured table of the twenty, on x and variants")
+    key.add_argument("--device", default="cpu", choices=(*KNOWN_DEVICES, "all"))
+    key.add_argument("--format", default="table", choices=FORMATS)
+
+    probe = commands.add_parser("probe", help="the evidence for any expression on x")
+    probe.add_argument("expr", help="an expression on x, e.g. 'x[::2].t()'")
+    probe.add_argument("--parent", default=catalogue.PARENT_EXPR, help="expression bound as x")
+    probe.add_argument("--device", default="cpu", choices=KNOWN_DEVICES)
+    probe.add_argument("--format", default="table", choices=("json", "table"))
+
+    draw = commands.add_parser("draw", help="the stride/storage diagram of one expression")
+    draw.add_argument("expr")
+    draw.add_argument("--parent", default=catalogue.PARENT_EXPR)
+    draw.add_argument("--device", default="cpu", choices=KNOWN_DEVICES)
+    draw.add_argument("--out", required=True, help="the .svg file to write")
+    return parser
+
+
+def run_key(args: argparse.Namespace) -> str:
+    devices = resolve_devices(args.device)
+    return render([e.record() for e in measure_catalogue(devices)], args.format)
+
+
+def run_probe(args: argparse.Namespace) -> str:
+    (device,) = resolve_devices(args.device)
+    evidence = measure(args.expr, args.parent, device, parent_name=_parent_label(args.parent))
+    return render_one(evidence.record(), args.format)
+
+
+def run_draw(args: argparse.Namespace) -> str:
+    from viewcopy.draw import Diagram
+
+    (device,) = resolve_devices(args.device)
+    evidence = measure(args.expr, args.parent, device, parent_name=_parent_label(args.parent))
+    Diagram(evidence).save(args.out)
+    return f"{evidence.verdict}: wrote {args.out}"
+
+
+def _parent_label(parent_expr: str) -> str:
+    return "x" if parent_expr == catalogue.PARENT_EXPR else parent_expr
+
+
+COMMANDS = {"key": run_key, "probe": run_probe, "draw": run_draw}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        print(COMMANDS[args.command](args))
+    except (ExpressionError, DeviceUnavailable, OSError) as exc:
+        print(f"viewcopy {args.command}: error: {exc}", file=sys.stderr)
+        return USAGE_ERROR
+    except MeasurementDisagreement as exc:
+        print(f"viewcopy {args.command}: measurement failed: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""The lab's spreadsheet: prediction, rule, the measured actual, right or wrong, the score."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pandas as pd
+
+from viewcopy.catalogue import OPS
+from viewcopy.evidence import Evidence
+from viewcopy.grading import Score, Truth, judge
+from viewcopy.locking import LockStatus
+from viewcopy.predictions import Prediction
+
+HIDDEN = "hidden until the reveal"
+RIGHT, WRONG = "#d8f3dc", "#ffd6d6"
+
+
+def evidence_summary(evidence: Evidence) -> str:
+    """One line of the evidence that decided a verdict."""
+    if evidence.verdict == "error":
+        return f"PyTorch refused: {evidence.message}"
+    kernels = f"; {', '.join(evidence.copy_kernels)}" if evidence.copy_kernels else ""
+    if evidence.verdict == "view":
+        what = "the same object" if evidence.same_object else "same storage"
+        return (
+            f"{what}, offset {evidence.storage_offset}, strides {tuple(evidence.stride)}, "
+            f"{evidence.bytes_allocated} B new{kernels}"
+        )
+    return f"new storage, {evidence.bytes_allocated} B allocated{kernels}"
+
+
+@dataclass(frozen=True)
+class Spreadsheet:
+    """Predictions against measured truth (None before the reveal), with the score when revealed."""
+
+    predictions: Mapping[int, Prediction]
+    lock: LockStatus
+    truth: Mapping[int, Truth] | None = None
+
+    @property
+    def revealed(self) -> bool:
+        return self.truth is not None
+
+    @property
+    def devices(self) -> tuple[str, ...]:
+        return tuple(next(iter(self.truth.values())).on_x) if self.truth else ()
+
+    def judgements(self) -> dict[int, tuple[bool, str]]:
+        """Item -> (right, why); empty before the reveal."""
+        if not self.truth:
+            return {}
+        return {i: judge(p, self.truth[i]) for i, p in self.predictions.items()}
+
+    @property
+    def score(self) -> Score | None:
+        if not self.truth:
+            return None
+        correct = sum(right for right, _ in self.judgements().values())
+        return Score(correct, len(self.predictions), self.lock.state, self.lock.reason)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """One row per item; the actual columns say `hidden until the reveal` before it."""
+        judged = self.judgements()
+        rows = []
+        for op in OPS:
+            prediction = self.predictions[op.item]
+            row = {
+                "item": op.item,
+                "op": op.expr,
+                "prediction": prediction.verdict,
+                "rule": prediction.rule,
+            }
+            if self.truth is None:
+                row["actual"] = HIDDEN
+            else:
+                truth = self.truth[op.item]
+                row.update({f"actual ({d})": v for d, v in truth.on_x.items()})
+                row["flips under"] = ", ".join(truth.flips) or "none measured"
+                row["evidence (x, cpu)"] = evidence_summary(truth.evidence[("x", "cpu")])
+                right, why = judged[op.item]
+                row["correct"] = "yes" if right else "no"
+                row["why"] = why
+            rows.append(row)
+        frame = pd.DataFrame(rows).set_index("item")
+        if self.score is not None:
+            frame.attrs["score"] = self.score
+        return frame
+
+    def styler(self):
+        """The frame coloured right/wrong (the `correct` column also says it in words)."""
+        frame = self.frame
+        styler = frame.style.set_properties(**{"text-align": "left"})
+        if self.revealed:
+
+            def colour(row: pd.Series) -> list[str]:
+                tint = RIGHT if row["correct"] == "yes" else WRONG
+                return [f"background-color: {tint}"] * len(row)
+
+            styler = styler.apply(colour, axis=1)
+        return styler
+
+    def to_csv(self, path) -> None:
+        """Save the spreadsheet as CSV, one row per item (`score` holds the total)."""
+        self.frame.to_csv(path)
+
+    def headline(self) -> str:
+        """The lock state before the reveal; the score after it."""
+        if self.score is None:
+            return f"Predictions locked; actual column hidden. {self.lock.reason}"
+        return self.score.summary()
+
+    def _repr_html_(self) -> str:
+        return f"<p><b>{html.escape(self.headline())}</b></p>{self.styler().to_html()}"
+
+    def __repr__(self) -> str:
+        return f"{self.headline()}\n{self.frame.to_string()}"
