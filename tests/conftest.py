@@ -1,0 +1,26 @@
+"""Shared test helpers: an oracle for view/copy that does not go through viewcopy's measurement."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+
+def numpy_oracle(op_expr: str, parent_expr: str) -> str:
+    """'view', 'copy' or 'error' for an op on a CPU parent, decided by NumPy's memory bounds."""
+    parent = eval(parent_expr, {"torch": torch})
+    try:
+        result = eval(op_expr, {"torch": torch, "x": parent})
+    except RuntimeError:
+        return "error"
+    shared = np.shares_memory(result.detach().numpy(), parent.detach().numpy())
+    return "view" if shared else "copy"
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """A notebook folder as the kernel's working directory, outside autograde."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    return tmp_path

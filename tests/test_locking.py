@@ -1,0 +1,84 @@
+import json
+
+import pytest
+import torch
+
+import viewcopy
+from viewcopy.devices import available_devices
+from viewcopy.locking import LOCK_FILE, LockError, read_lock
+
+
+def predictions(**changes):
+    base = {i: ("view", "shares storage; only strides and offset change") for i in range(1, 21)}
+    base.update({int(k[1:]): v for k, v in changes.items()})
+    return base
+
+
+def test_lock_writes_fingerprint_time_torch_and_devices_and_hides_actual(workdir):
+    sheet = viewcopy.lock(predictions())
+    record = json.loads((workdir / LOCK_FILE).read_text())
+    assert record["torch"] == torch.__version__
+    assert tuple(record["devices"]) == available_devices()
+    assert len(record["fingerprint"]) == 64 and record["locked_at"].endswith("+00:00")
+    assert record["revealed_at"] is None
+    assert set(sheet.frame["actual"]) == {"hidden until the reveal"}
+    assert sheet.score is None
+    assert not any(c.startswith("actual (") for c in sheet.frame.columns)
+
+
+def test_relocking_is_allowed_until_the_reveal_then_refused_without_writing(workdir):
+    viewcopy.lock(predictions())
+    viewcopy.lock(predictions(i8=("copy", "a transposed reshape must pack memory")))
+    viewcopy.reveal(predictions(i8=("copy", "a transposed reshape must pack memory")))
+    before = (workdir / LOCK_FILE).read_bytes()
+    with pytest.raises(LockError, match=r"changed after the reveal .*items 8"):
+        viewcopy.lock(predictions())
+    assert (workdir / LOCK_FILE).read_bytes() == before
+
+
+def test_reveal_refuses_predictions_that_differ_from_the_lock(workdir):
+    viewcopy.lock(predictions())
+    with pytest.raises(LockError, match="differ from the lock in items 13"):
+        viewcopy.reveal(predictions(i13=("copy", "clone always allocates new storage")))
+
+
+def test_reveal_after_a_reveal_names_what_to_put_back(workdir):
+    viewcopy.lock(predictions())
+    viewcopy.reveal(predictions())
+    with pytest.raises(LockError) as raised:
+        viewcopy.reveal(predictions(i13=("copy", "clone always allocates new storage")))
+    assert "item 13: locked ('view', 'shares storage; only strides and offset change')" in str(
+        raised.value
+    )
+
+
+def test_reveal_without_a_lock_is_refused(workdir):
+    with pytest.raises(LockError, match="run the lock cell"):
+        viewcopy.reveal(predictions())
+
+
+def test_autograde_verifies_and_never_writes(workdir, monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    sheet = viewcopy.lock(predictions())
+    assert sheet.lock.state == "missing"
+    assert not (workdir / LOCK_FILE).exists()
+
+
+def test_autograde_reports_changes_after_the_lock(workdir, monkeypatch):
+    viewcopy.lock(predictions())
+    before = (workdir / LOCK_FILE).read_bytes()
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    sheet = viewcopy.lock(predictions(i2=("copy", "a step slice must copy the elements")))
+    assert (sheet.lock.state, sheet.lock.changed_items) == ("changed", (2,))
+    assert viewcopy.lock(predictions()).lock.state == "locked"
+    viewcopy.reveal(predictions())
+    assert (workdir / LOCK_FILE).read_bytes() == before
+
+
+def test_a_damaged_lock_is_reported_not_overwritten(workdir):
+    (workdir / LOCK_FILE).write_text("{not json")
+    with pytest.raises(LockError, match="edited or damaged"):
+        viewcopy.lock(predictions())
+    assert (workdir / LOCK_FILE).read_text() == "{not json"
+    with pytest.raises(LockError, match="edited or damaged"):
+        read_lock(workdir)
