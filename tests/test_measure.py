@@ -7,7 +7,7 @@ import torch
 from conftest import numpy_oracle
 
 from viewcopy import catalogue
-from viewcopy.expressions import ExpressionError
+from viewcopy.expressions import ExpressionError, parent_factory
 from viewcopy.measure import (
     MeasurementDisagreement,
     NotATensor,
@@ -16,7 +16,6 @@ from viewcopy.measure import (
     measure_item,
     measure_with,
 )
-from viewcopy.expressions import parent_factory
 
 CASES = [(op.item, parent) for op in catalogue.OPS for parent in catalogue.PARENTS]
 

@@ -58,7 +58,10 @@ class Layout:
         return self.offset + sum(i * s for i, s in zip(index, self.stride, strict=True))
 
     def is_contiguous(self) -> bool:
-        """Row-major packed, with torch's rule that size-1 dimensions may have any stride."""
+        """Row-major packed, with torch's rules: size-1 dimensions may have any stride, and an
+        empty tensor is contiguous whatever its strides."""
+        if self.numel == 0:
+            return True
         expected = 1
         for size, stride in reversed(self.dims()):
             if size == 1:
