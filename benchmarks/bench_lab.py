@@ -1,0 +1,108 @@
+"""Side-by-side costs of the lab's work, printed as ratios measured in one run.
+
+1. The reveal (the twenty on every variant and device) against `import torch` in a fresh process.
+2. Drawing a 1-byte tensor expanded to 4 GiB against drawing the 24-element `x` (target: within
+   2x, memory flat).
+3. Probing that expanded tensor against probing `x`.
+
+Run: .venv/bin/python benchmarks/bench_lab.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+import tracemalloc
+from collections.abc import Callable
+
+from viewcopy.catalogue import PARENT_EXPR
+from viewcopy.devices import available_devices
+from viewcopy.draw import Diagram
+from viewcopy.grading import truth_table
+from viewcopy.measure import measure, measure_catalogue
+
+HUGE_PARENT = "torch.zeros(1, dtype=torch.uint8)"
+HUGE_OP = "x.expand(2**32)"
+
+
+def median_seconds(work: Callable[[], object], repeat: int) -> float:
+    """Median wall time of `repeat` calls, after one warm-up call."""
+    work()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def peak_bytes(work: Callable[[], object]) -> int:
+    """Peak Python-heap bytes allocated by one call (tracemalloc)."""
+    tracemalloc.start()
+    work()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+def import_torch_seconds(repeat: int) -> float:
+    """Median time for a fresh interpreter to import torch."""
+    command = [sys.executable, "-c", "import torch"]
+    return median_seconds(lambda: subprocess.run(command, check=True), repeat)
+
+
+def row(name: str, mine: float, base: float, unit: str = "ms", target: str = "") -> str:
+    scale = 1000 if unit == "ms" else 1 / 1024
+    return (
+        f"{name:<44} {mine * scale:>10.2f} {unit:<3} vs {base * scale:>10.2f} {unit:<3}"
+        f"  ratio {mine / base:6.2f}x  {target}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    repeat = parser.parse_args().repeat
+    devices = available_devices()
+
+    reveal = median_seconds(lambda: truth_table(measure_catalogue(devices)), repeat)
+    torch_import = import_torch_seconds(repeat)
+
+    small = measure("x.t()", PARENT_EXPR)
+    huge = measure(HUGE_OP, HUGE_PARENT)
+    draw_small = median_seconds(lambda: Diagram(small).svg, repeat * 4)
+    draw_huge = median_seconds(lambda: Diagram(huge).svg, repeat * 4)
+    memory_small = peak_bytes(lambda: Diagram(small).svg)
+    memory_huge = peak_bytes(lambda: Diagram(huge).svg)
+    probe_small = median_seconds(lambda: measure("x.t()", PARENT_EXPR), repeat * 4)
+    probe_huge = median_seconds(lambda: measure(HUGE_OP, HUGE_PARENT), repeat * 4)
+
+    print(f"devices: {', '.join(devices)}; median of {repeat}+ runs each\n")
+    print(
+        row(
+            f"reveal ({len(devices)} device(s), x + variants)",
+            reveal,
+            torch_import,
+            target="(against a fresh `import torch`)",
+        )
+    )
+    print(
+        row("draw 1 B expanded to 4 GiB, against x", draw_huge, draw_small, target="target <= 2x")
+    )
+    print(
+        row(
+            "  peak memory drawing it, against x",
+            memory_huge,
+            memory_small,
+            unit="KiB",
+            target="target: flat",
+        )
+    )
+    print(row("probe 1 B expanded to 4 GiB, against x", probe_huge, probe_small))
+
+
+if __name__ == "__main__":
+    main()

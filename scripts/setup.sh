@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Set up .venv with everything the module, its tests and the course need.
+# torch is installed first and pinned: an unpinned torch on Linux pulls a multi-GB CUDA build.
+# Override with TORCH_SPEC (e.g. TORCH_SPEC='torch==2.13.0 --index-url ...') for another build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m venv .venv
+.venv/bin/python -m pip install --quiet ${TORCH_SPEC:-torch==2.13.0}
+.venv/bin/python -m pip install --quiet -e '.[test]'
+echo "ready: $(.venv/bin/python -c 'import torch, viewcopy; print("torch", torch.__version__)')"
