@@ -52,3 +52,20 @@ def test_torch_is_a_range_not_a_pin():
 def test_console_script_points_at_a_callable():
     module, _, name = PROJECT["scripts"]["viewcopy"].partition(":")
     assert callable(getattr(importlib.import_module(module), name))
+
+
+def readme_quick_start() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    block = text.split("## Quick start", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    return [line.split("#", 1)[0].strip() for line in block.strip().splitlines()]
+
+
+def test_ci_runs_the_readme_s_setup_and_test_commands():
+    setup, main_job, tests = readme_quick_start()
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert setup in ci and tests in ci
+    assert ci.index(setup) < ci.index(tests)
+    for command in (setup, tests):
+        script = ROOT / command.split()[0]
+        assert script.is_file() and script.stat().st_mode & 0o111, command
+    assert main_job.startswith(".venv/bin/viewcopy ")
