@@ -3,7 +3,6 @@
 from viewcopy.catalogue import OPS, PARENT_EXPR, QUESTIONS, VARIANTS
 from viewcopy.lab import lock, reveal
 from viewcopy.locking import LockError
-from viewcopy.measure import measure, measure_item
 from viewcopy.predictions import PredictionError
 
 __all__ = [
@@ -14,7 +13,5 @@ __all__ = [
     "LockError",
     "PredictionError",
     "lock",
-    "measure",
-    "measure_item",
     "reveal",
 ]

@@ -1,0 +1,92 @@
+"""The explorer: its controls redraw from real measurements, and it degrades to static HTML."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import ipywidgets
+import pytest
+
+from viewcopy import catalogue
+from viewcopy.devices import available_devices
+from viewcopy.explorer import Explorer, explorer
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+
+
+def svg_of(html: str) -> ET.Element:
+    """The one SVG document inlined in a piece of HTML, parsed."""
+    start, end = html.index("<svg"), html.index("</svg>") + len("</svg>")
+    assert html.count("<svg") == 1
+    return ET.fromstring(html[start:end])
+
+
+def svg_text(html: str) -> str:
+    return " ".join("".join(svg_of(html).itertext()).split())
+
+
+@pytest.fixture(scope="module")
+def shown() -> Explorer:
+    return explorer()
+
+
+def test_explorer_is_a_vbox_of_core_widgets(shown):
+    assert isinstance(shown, ipywidgets.VBox)
+    assert shown.widget is shown
+    for child in (shown.item, shown.device, shown.parent, shown.expression):
+        assert type(child).__module__.startswith("ipywidgets.")
+    assert isinstance(shown.picture, ipywidgets.HTML)
+    assert isinstance(shown.status, ipywidgets.HTML)
+
+
+def test_controls_offer_the_catalogue_and_this_machines_devices(shown):
+    assert shown.device.options == available_devices()
+    assert shown.parent.options == catalogue.PARENTS
+    assert [label for label, _ in shown.item.options] == [
+        f"{op.item}. {op.expr}" for op in catalogue.OPS
+    ]
+
+
+def test_it_starts_drawn_on_item_1(shown):
+    assert shown.item.value == 1
+    assert "\n" not in shown.status.value
+    assert catalogue.op(1).expr in svg_text(shown.picture.value)
+
+
+def test_choosing_item_20_redraws_the_expand(shown):
+    shown.expression.value = ""
+    shown.item.value = 20
+    assert "stride 0" in svg_text(shown.picture.value)
+    assert catalogue.op(20).expr in shown.status.value
+    shown.item.value = 1
+
+
+def test_an_invalid_expression_is_one_line_and_keeps_the_text():
+    fresh = explorer()
+    before = fresh.picture.value
+    fresh.expression.value = "x.("
+    assert fresh.expression.value == "x.("
+    assert "not a valid Python expression" in fresh.status.value
+    assert "\n" not in fresh.status.value and "Traceback" not in fresh.status.value
+    assert fresh.picture.value == before
+
+
+def test_a_typed_expression_overrides_the_item_and_a_variant_is_described():
+    fresh = explorer()
+    fresh.expression.value = "x.view(3, 8)"
+    assert "x.view(3, 8)" in svg_text(fresh.picture.value)
+    assert fresh.status.value.startswith("VIEW")
+    fresh.parent.value = "x_colmajor"
+    variant = next(v for v in catalogue.VARIANTS if v.name == "x_colmajor")
+    assert variant.description in fresh.about.value
+    assert fresh.status.value.startswith("ERROR")
+    assert "view size is not compatible" in svg_text(fresh.picture.value)
+    fresh.expression.value = ""
+    assert catalogue.op(1).expr in svg_text(fresh.picture.value)
+
+
+def test_its_output_carries_the_diagram_for_frontends_without_widgets(shown):
+    bundle = shown._repr_mimebundle_()
+    assert bundle[WIDGET_VIEW]["model_id"] == shown.model_id
+    assert shown.picture.value in bundle["text/html"]
+    svg_of(bundle["text/html"])
