@@ -2,10 +2,28 @@
 
 import os
 
+from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import GetGrades
+
+from viewcopy.feedback import HideHiddenTests
+
 c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
 
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "view_or_copy"
 
-# Each cell imports torch or measures twenty ops on every device: allow for a cold CUDA start.
+# A graded run imports torch and measures the twenty on every device in several cells: allow for a
+# cold CUDA start on a busy grader. (The key is Execute.timeout; ExecutePreprocessor's is ignored.)
 c.Execute.timeout = 300
+
+# A student who deletes a test cell gets it back, and is graded on it.
+c.OverwriteCells.add_missing_cells = True
+
+# Solution regions become a comment: PREDICTIONS keeps its placeholders, classify its docstring.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}
+
+# Feedback: hidden tests (and tracebacks quoting them) never reach students.
+c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+
+# No IgnorePattern: graded cells are silent on stderr by design (viewcopy.quiet), so any stderr in
+# a test cell is the student's and costs that cell, as nbgrader intends.

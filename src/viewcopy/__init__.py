@@ -1,5 +1,6 @@
 """View or copy: measure whether PyTorch operations return views or copies, and teach why."""
 
+from viewcopy import checks
 from viewcopy.catalogue import OPS, PARENT_EXPR, QUESTIONS, VARIANTS
 from viewcopy.lab import lock, reveal
 from viewcopy.locking import LockError
@@ -10,6 +11,7 @@ __all__ = [
     "PARENT_EXPR",
     "QUESTIONS",
     "VARIANTS",
+    "checks",
     "LockError",
     "PredictionError",
     "lock",

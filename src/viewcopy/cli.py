@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from viewcopy import catalogue
 from viewcopy.devices import KNOWN_DEVICES, DeviceUnavailable, resolve_devices
@@ -37,6 +38,12 @@ def build_parser() -> argparse.ArgumentParser:
     draw.add_argument("--parent", default=catalogue.PARENT_EXPR)
     draw.add_argument("--device", default="cpu", choices=KNOWN_DEVICES)
     draw.add_argument("--out", required=True, help="the .svg file to write")
+
+    demo = commands.add_parser(
+        "demo", help="a whole nbgrader cycle on a synthetic class, in a fresh course folder"
+    )
+    demo.add_argument("--repo", default=".", help="the course repository (nbgrader_config.py)")
+    demo.add_argument("--course", default="demo_course", help="the folder to build (replaced)")
     return parser
 
 
@@ -60,11 +67,29 @@ def run_draw(args: argparse.Namespace) -> str:
     return f"{evidence.verdict}: wrote {args.out}"
 
 
+def run_demo(args: argparse.Namespace) -> str:
+    from viewcopy.cycle import ASSIGNMENT, run_cycle, table
+
+    repo, course = Path(args.repo).resolve(), Path(args.course).resolve()
+    if not (repo / "nbgrader_config.py").is_file():
+        raise OSError(
+            f"{repo} has no nbgrader_config.py; run from the course repository or pass --repo"
+        )
+    results = run_cycle(repo, course, say=lambda line: print(line, flush=True))
+    feedback = course / "feedback" / "<student>" / ASSIGNMENT / "view_or_copy.html"
+    return (
+        f"\n{table(results)}\n\n"
+        f"feedback:  {feedback}\n"
+        f"grades:    {course / 'grades.csv'} (nbgrader export)\n"
+        f"gradebook: {course / 'gradebook.db'}; answers 21-25 (?) are graded by hand in formgrader"
+    )
+
+
 def _parent_label(parent_expr: str) -> str:
     return "x" if parent_expr == catalogue.PARENT_EXPR else parent_expr
 
 
-COMMANDS = {"key": run_key, "probe": run_probe, "draw": run_draw}
+COMMANDS = {"key": run_key, "probe": run_probe, "draw": run_draw, "demo": run_demo}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -74,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ExpressionError, DeviceUnavailable, OSError) as exc:
         print(f"viewcopy {args.command}: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
-    except MeasurementDisagreement as exc:
+    except (MeasurementDisagreement, RuntimeError) as exc:
         print(f"viewcopy {args.command}: measurement failed: {exc}", file=sys.stderr)
         return 1
     return 0

@@ -446,8 +446,12 @@ class Diagram:
         self.evidence = evidence
         self.svg = render_svg(evidence, **budget)
 
-    def _repr_html_(self) -> str:
+    def html(self) -> str:
+        """The SVG inline in a scrolling div: static, so it survives feedback HTML and Colab."""
         return f'<div class="viewcopy-diagram" style="overflow-x:auto">{self.svg}</div>'
+
+    def _repr_html_(self) -> str:
+        return self.html()
 
     def _repr_svg_(self) -> str:
         return self.svg

@@ -101,7 +101,7 @@ class Explorer(widgets.VBox):
             return
         note = f" · typed expression shown; clear it to see item {self.item.value}" if typed else ""
         self.status.value = escape(summary(evidence) + note)
-        self.picture.value = Diagram(evidence)._repr_html_()
+        self.picture.value = Diagram(evidence).html()
 
     def static_fallback(self) -> str:
         """The status line and the diagram as plain HTML, for wherever widgets are not live."""

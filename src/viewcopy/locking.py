@@ -7,8 +7,10 @@ until the first reveal; after that, and always under `nbgrader autograde`, it is
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import json
 import os
+import tempfile
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
@@ -56,7 +58,22 @@ def autograding() -> bool:
 
 
 def lock_path(directory: str | os.PathLike | None = None) -> Path:
-    return Path(directory or Path.cwd()) / LOCK_FILE
+    """The lock beside the notebook; for the instructor's master, a private temporary folder.
+
+    A lock left in `source/<assignment>/` would be copied into the release by
+    `nbgrader generate_assignment`, handing students the master's (measured) predictions.
+    """
+    folder = Path(directory or Path.cwd()).resolve()
+    if is_master_folder(folder):
+        digest = hashlib.sha256(str(folder).encode()).hexdigest()[:16]
+        folder = Path(tempfile.gettempdir()) / "viewcopy-master-locks" / digest
+        folder.mkdir(parents=True, exist_ok=True)
+    return folder / LOCK_FILE
+
+
+def is_master_folder(folder: Path) -> bool:
+    """True for `<course>/source/<assignment>/`, the instructor's master copy."""
+    return folder.parent.name == "source" and (folder.parents[1] / "nbgrader_config.py").exists()
 
 
 def read_lock(directory: str | os.PathLike | None = None) -> LockRecord | None:
@@ -126,12 +143,14 @@ def _save(record: LockRecord, directory) -> None:
 def lock_predictions(
     predictions: object, directory=None
 ) -> tuple[dict[int, Prediction], LockStatus]:
-    """Validate and lock. Re-locking is allowed until the first reveal; autograde only verifies."""
+    """Validate and lock. Re-locking is allowed until the first reveal (always in the master);
+    autograde only verifies."""
     parsed = parse_predictions(predictions)
     current = status(parsed, directory)
     if autograding() or current.state == "locked":
         return parsed, current
-    if current.record is not None and current.record.revealed_at is not None:
+    revealed = current.record is not None and current.record.revealed_at is not None
+    if revealed and not is_master_folder(Path(directory or Path.cwd()).resolve()):
         raise LockError(_changed_after_reveal(current))
     write_lock(parsed, directory)
     return parsed, status(parsed, directory)

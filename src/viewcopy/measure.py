@@ -1,8 +1,9 @@
 """Measuring one op on one parent on one device: the verdict and the evidence behind it.
 
 Two independent witnesses decide view or copy and must agree (DESIGN §3): storage identity (the
-untyped storages of both tensors) and a write-through probe (flip every byte of a fresh parent's
-storage and see whether the result's elements change). The profiler is a third witness, shown.
+untyped storages of both tensors, `viewcopy.truth`) and a write-through probe (flip every byte of a
+fresh parent's storage and see whether the result's elements change). The profiler is a third
+witness, shown.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from viewcopy.evidence import Evidence
 from viewcopy.expressions import ExpressionError, op_function, parent_factory
 from viewcopy.layout import Layout
 from viewcopy.profiling import profiled
+from viewcopy.truth import shares_memory
 
 PROBE_SAMPLES = 8
 """How many elements of the result the write-through probe reads (bounded, whatever the numel)."""
@@ -30,23 +32,6 @@ class MeasurementDisagreement(RuntimeError):
 
 class NotATensor(ExpressionError):
     """The expression gave something other than a tensor, so there is nothing to classify."""
-
-
-def shares_storage(result: torch.Tensor, parent: torch.Tensor) -> bool:
-    """True when `result` lives in the parent's memory: the same storage, or overlapping bytes.
-
-    Overlap (not just identity) is what memory shared through NumPy looks like: two storage
-    objects over one buffer. Empty storages (null pointers) count only when they are the same one.
-    """
-    mine, theirs = result.untyped_storage(), parent.untyped_storage()
-    if mine._cdata == theirs._cdata:
-        return True
-    if result.device != parent.device or mine.device.type == "meta":
-        return False
-    start, other = mine.data_ptr(), theirs.data_ptr()
-    if not (start and other and mine.nbytes() and theirs.nbytes()):
-        return False
-    return start < other + theirs.nbytes() and other < start + mine.nbytes()
 
 
 def sample_indices(shape: tuple[int, ...], count: int = PROBE_SAMPLES) -> list[tuple[int, ...]]:
@@ -136,7 +121,7 @@ def measure_with(
         )
     result = _checked_tensor(value, op_expr)
     after = allocated_bytes(device)
-    same_storage = shares_storage(result, parent)
+    same_storage = shares_memory(result, parent)
     evidence = Evidence(
         **label,
         verdict="view" if same_storage else "copy",

@@ -1,0 +1,193 @@
+"""What the notebook's graded test cells call. Each returns the credit as a number (nbgrader's
+partial credit) and prints the reason for every point lost; none writes to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+
+from viewcopy import catalogue, truth
+from viewcopy.devices import available_devices
+from viewcopy.draw import Diagram
+from viewcopy.expressions import op_function, parent_factory
+from viewcopy.grading import PASS_MARK, judge, truth_table
+from viewcopy.locking import status
+from viewcopy.measure import measure_catalogue
+from viewcopy.predictions import parse_predictions, rule_problem
+from viewcopy.quiet import captured_fd2
+
+RULE_WORDS = re.compile(r"stride|storage|contigu|dtype|device|byte", re.I)
+SPECIFIC = re.compile(
+    r"\bstrides?\b|\bstorage\b|\d[\d,.]*\s*(?:[kmgt]i?)?b(?:ytes?)?\b|\d[\d,.]*\s*bytes?\b",
+    re.I,
+)
+
+
+def _credit(points: float, earned: float, out_of: float) -> float:
+    return round(points * earned / out_of, 4) if out_of else float(points)
+
+
+def _display_html(markup: str) -> None:
+    from IPython.display import HTML, display
+
+    display(HTML(markup))
+
+
+def prediction_credit(predictions: object, *, points: float = 5) -> float:
+    """Full credit at 16/20 locked before looking, proportional below; none if changed or unlocked.
+
+    Shows the static diagram of every missed item (it survives the feedback HTML).
+    """
+    parsed = parse_predictions(predictions)
+    lock = status(parsed)
+    table = truth_table(measure_catalogue(available_devices()))
+    judged = {item: judge(p, table[item]) for item, p in parsed.items()}
+    missed = [item for item, (right, _) in judged.items() if not right]
+    correct = len(parsed) - len(missed)
+    print(f"{correct}/{len(parsed)} predictions right (full credit from {PASS_MARK}/20).")
+    print(lock.reason)
+    for item in missed:
+        print(
+            f"  item {item} {catalogue.op(item).expr}: you said {parsed[item].verdict!r}; "
+            f"{judged[item][1]}"
+        )
+    credit = _credit(points, min(correct, PASS_MARK), PASS_MARK) if lock.state == "locked" else 0.0
+    print(f"Credit: {credit:g}/{points:g}")
+    for item in missed:
+        _display_html(Diagram(table[item].evidence[("x", "cpu")]).html())
+    return credit
+
+
+def rules_after_credit(predictions: object, rules_after: object, *, points: float = 2) -> float:
+    """Credit per miss with a real rule (naming strides, storage, contiguity, dtype, device or
+    bytes)."""
+    parsed = parse_predictions(predictions)
+    table = truth_table(measure_catalogue(available_devices()))
+    missed = [item for item, p in parsed.items() if not judge(p, table[item])[0]]
+    if not isinstance(rules_after, Mapping):
+        print(f"RULES_AFTER must be a dict {{item: rule}}, got {type(rules_after).__name__}.")
+        return 0.0
+    covered = 0
+    for item in missed:
+        problem = _rule_after_problem(rules_after.get(item))
+        if problem:
+            print(f"  item {item} {catalogue.op(item).expr}: {problem}")
+        else:
+            covered += 1
+    print(f"{covered}/{len(missed)} missed items have a rule that would have saved them.")
+    return _credit(points, covered, len(missed))
+
+
+def _rule_after_problem(rule: object) -> str | None:
+    if rule is None:
+        return "no rule in RULES_AFTER"
+    if not isinstance(rule, str):
+        return f"the rule must be a string, got {type(rule).__name__}"
+    if (problem := rule_problem(rule)) is not None:
+        return problem
+    if not RULE_WORDS.search(rule):
+        return "a rule names strides, storage, contiguity, dtype, device or bytes"
+    return None
+
+
+def specificity_credit(answer: object, *, item: int, points: float = 1) -> float:
+    """Credit when an answer to 21-25 mentions strides, storage or a byte count (card rule 2)."""
+    name = f"ANSWER_{item}"
+    if not isinstance(answer, str) or not answer.strip():
+        print(f"{name} is empty: answer in one or two sentences.")
+        return 0.0
+    if rule_problem(answer) is not None:
+        print(f"{name} is only {answer.strip()!r}: say what it depends on.")
+        return 0.0
+    if not SPECIFIC.search(answer):
+        print(f"{name} is not specific yet: mention strides, storage, or a byte count.")
+        return 0.0
+    print(f"{name} is specific. (Its content is graded by hand.)")
+    return float(points)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One classify test: an op on a parent (both expressions), and a hint shown when missed."""
+
+    hint: str
+    parent: str
+    op: str
+    device: str = "cpu"
+
+
+def the_twenty(devices: Iterable[str] | None = None) -> list[Case]:
+    """The twenty on the lab's `x`, on every available device."""
+    return on_devices(
+        [
+            Case(f"item {op.item}: {op.expr}", catalogue.PARENT_EXPR, op.expr)
+            for op in catalogue.OPS
+        ],
+        devices,
+    )
+
+
+def on_devices(cases: Iterable[Case | tuple], devices: Iterable[str] | None = None) -> list[Case]:
+    """Each case (a Case or a (hint, parent, op) tuple) on each device, CPU first."""
+    chosen = tuple(devices or available_devices())
+    cases = [c if isinstance(c, Case) else Case(*c) for c in cases]
+    return [Case(c.hint, c.parent, c.op, d) for d in chosen for c in cases]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    case: Case
+    expected: str
+    got: object
+    problem: str = ""
+
+    @property
+    def right(self) -> bool:
+        return not self.problem and self.got == self.expected
+
+
+def run_case(classify: Callable, case: Case) -> Outcome:
+    """Build the case, measure its truth first, then ask classify, quietly and safely."""
+    parent = parent_factory(case.parent, case.device)()
+    result = op_function(case.op)(parent)
+    expected = truth.verdict(result, parent)
+    heard = io.StringIO()
+    try:
+        with (
+            captured_fd2() as fd2,
+            contextlib.redirect_stderr(heard),
+            warnings.catch_warnings(record=True),
+        ):
+            got = classify(result, parent)
+    except Exception as exc:  # a student's classify may raise anything; it is that case's loss
+        return Outcome(case, expected, None, f"raised {type(exc).__name__}: {exc}")
+    said = (heard.getvalue() + "\n".join(fd2)).strip()
+    if got not in ("view", "copy"):
+        return Outcome(case, expected, got, f"returned {got!r}, not 'view' or 'copy'")
+    if said:
+        print(f"  (classify wrote to stderr on {case.hint}; hidden from grading: {said[:80]!r})")
+    return Outcome(case, expected, got)
+
+
+def classify_credit(classify: Callable, cases: Iterable[Case], *, points: float) -> float:
+    """Credit in proportion to the cases classify gets right; each miss is listed by its hint."""
+    changed = truth.tampered()
+    if changed:
+        print(
+            f"torch was modified in this notebook ({', '.join(changed[:5])}); "
+            "classify tests need the real torch, so they give no credit."
+        )
+        return 0.0
+    outcomes = [run_case(classify, case) for case in cases]
+    right = sum(o.right for o in outcomes)
+    for o in outcomes:
+        if not o.right:
+            why = o.problem or f"said {o.got!r}, measured {o.expected!r}"
+            print(f"  [{o.case.device}] {o.case.hint}: {why}")
+    print(f"classify right on {right}/{len(outcomes)} cases.")
+    return _credit(points, right, len(outcomes))

@@ -1,0 +1,81 @@
+"""The lab notebook's read-only cells, one function each: setup, the twenty, the debrief."""
+
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import torch
+
+from viewcopy import catalogue
+from viewcopy.devices import available_devices
+from viewcopy.grading import truth_table
+from viewcopy.measure import measure_catalogue
+
+
+def setup() -> None:
+    """Say which torch and which devices this notebook will measure on."""
+    devices = available_devices()
+    others = (
+        "" if len(devices) > 1 else " (no CUDA or MPS here: the device variant is not measured)"
+    )
+    print(f"torch {torch.__version__}; measuring on: {', '.join(devices)}{others}")
+
+
+def show_twenty() -> pd.DataFrame:
+    """The twenty as the lab card writes them, and the variant parents that judge `sometimes`."""
+    variants = [(v.condition, v.name, v.expr, v.description) for v in catalogue.VARIANTS]
+    variants.append(
+        ("device", "x on cuda / mps", "x.to(device)", catalogue.DEVICE_VARIANT_DESCRIPTION)
+    )
+    rows = "".join(
+        f"<tr><td>{c}</td><td><code>{html.escape(n)}</code></td><td><code>{html.escape(e)}</code>"
+        f"</td><td>{html.escape(d)}</td></tr>"
+        for c, n, e, d in variants
+    )
+    from IPython.display import HTML, display
+
+    display(
+        HTML(
+            "<p><b>Variant parents</b>: <code>sometimes: &lt;condition&gt;</code> is right when "
+            "the verdict flips on the parent that differs from <code>x</code> only in that "
+            "condition.</p><table><tr><th>condition</th><th>parent</th><th>built by</th>"
+            "<th>what differs</th></tr>"
+            f"{rows}</table>"
+        )
+    )
+    frame = pd.DataFrame(
+        [(op.item, op.card, op.expr) for op in catalogue.OPS],
+        columns=["item", "as the lab card writes it", "evaluated as"],
+    )
+    return frame.set_index("item")
+
+
+def measured_predictions(rule: str = "") -> dict[int, tuple[str, str]]:
+    """Predictions that are right by measurement (the master's solution, never typed by hand).
+
+    Items that flip under a variant are predicted `sometimes: <condition>`; the rule is written
+    from the evidence that decided the item.
+    """
+    table = truth_table(measure_catalogue(available_devices()))
+    out = {}
+    for item, truth in table.items():
+        evidence = truth.evidence[("x", "cpu")]
+        why = rule or (
+            f"{'shares' if evidence.same_storage else 'does not share'} x's storage; "
+            f"strides {evidence.stride}, {evidence.bytes_allocated} bytes allocated"
+        )
+        verdict = f"sometimes: {truth.flips[0]}" if truth.flips else truth.reference
+        out[item] = (verdict, why)
+    return out
+
+
+def debrief() -> pd.DataFrame:
+    """The profiler's copy kernels for the twenty: the list just learned, as a profile shows it."""
+    rows = [
+        (e.item, e.op, e.verdict, ", ".join(e.copy_kernels) or "-", e.bytes_allocated)
+        for e in measure_catalogue(("cpu",))
+        if e.parent == "x"
+    ]
+    frame = pd.DataFrame(rows, columns=["item", "op", "verdict", "copy kernels", "bytes"])
+    return frame.set_index("item")

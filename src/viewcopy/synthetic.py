@@ -1,0 +1,213 @@
+"""A synthetic class: students with known profiles, who fill the release notebook and run it.
+
+Their predictions are built from measurement on the machine that runs the demo (right ones, or
+deliberately wrong ones), never from a typed key. Each student fills answer cells by grade_id,
+runs the notebook top to bottom as a student would (which writes the lock), and may edit after.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from viewcopy import catalogue
+from viewcopy.devices import available_devices
+from viewcopy.grading import truth_table
+from viewcopy.measure import measure_catalogue
+from viewcopy.notebook import measured_predictions
+
+NOTEBOOK = "view_or_copy.ipynb"
+OPPOSITE = {"view": "copy", "copy": "view"}
+
+CLASSIFIERS: dict[str, str] = {
+    "storage": '''
+    mine, theirs = op_result.untyped_storage(), parent.untyped_storage()
+    if mine is theirs:
+        return "view"
+    if op_result.device != parent.device or mine.device.type == "meta":
+        return "copy"
+    start, other = mine.data_ptr(), theirs.data_ptr()
+    if not (start and other and mine.nbytes() and theirs.nbytes()):
+        return "copy"
+    overlap = start < other + theirs.nbytes() and other < start + mine.nbytes()
+    return "view" if overlap else "copy"''',
+    "storage_pointer": '''
+    same = op_result.untyped_storage().data_ptr() == parent.untyped_storage().data_ptr()
+    return "view" if same else "copy"''',
+    "data_ptr": '''
+    return "view" if op_result.data_ptr() == parent.data_ptr() else "copy"''',
+    "base": '''
+    root = op_result._base if op_result._base is not None else op_result
+    return "view" if root is parent or op_result is parent else "copy"''',
+    "crash": """
+    raise RuntimeError("not finished yet")""",
+}
+
+GOOD_ANSWERS: dict[int, str] = {
+    21: "view only works when the strides can describe the new shape over the same storage; "
+    "reshape falls back to a copy when they cannot.",
+    22: "the transpose has strides (1, 6), not contiguous, so reshape must copy all 96 bytes "
+    "into new storage without telling you.",
+    23: "expand uses stride 0, so every index reads the same storage byte: 4 GB logical, "
+    "1 byte of storage.",
+    24: ".numpy() needs CPU storage; .cpu() already copied numel * itemsize bytes from the GPU "
+    "and numpy then shares that storage.",
+    25: "channels_last via contiguous(memory_format=torch.channels_last) keeps NCHW with strides "
+    "(C*H*W, 1, W*C, C) and copies N*C*H*W*4 bytes; permute alone is a view conv won't take.",
+}
+
+
+def classify_source(kind: str) -> str:
+    """A student's classify cell using the approach `kind`."""
+    return (
+        'def classify(op_result, parent):\n    """Return \'view\' or \'copy\'."""'
+        + CLASSIFIERS[kind]
+        + "\n"
+    )
+
+
+def predictions_source(predictions: Mapping[int, tuple[str, str]]) -> str:
+    lines = [f"    {item}: {pair!r}," for item, pair in sorted(predictions.items())]
+    return "PREDICTIONS = {\n" + "\n".join(lines) + "\n}\n"
+
+
+def wrong_on(items: tuple[int, ...], right: Mapping[int, tuple[str, str]], table) -> dict:
+    """Right predictions, except the opposite of x's measured verdict on `items`."""
+    out = dict(right)
+    for item in items:
+        out[item] = (OPPOSITE[table[item].reference], "I expected the other layout rule here")
+    return out
+
+
+@dataclass(frozen=True)
+class Student:
+    """A profile: what the student writes, whether they run it, and what they change after."""
+
+    student_id: str
+    profile: str
+    cells: Mapping[str, str] = field(default_factory=dict)
+    runs: bool = True
+    edits_after_run: Mapping[str, str] = field(default_factory=dict)
+    wrong_items: tuple[int, ...] = ()
+    classifier: str | None = None
+
+
+def answers(vague: tuple[int, ...] = ()) -> dict[str, str]:
+    return {
+        f"answer_{q.item}": f"ANSWER_{q.item} = "
+        + repr("it depends" if q.item in vague else GOOD_ANSWERS[q.item])
+        + "\n"
+        for q in catalogue.QUESTIONS
+    }
+
+
+def rules_after(items: tuple[int, ...]) -> str:
+    body = "".join(
+        f"    {i}: 'check the strides and storage: {catalogue.op(i).expr} decides by them',\n"
+        for i in items
+    )
+    return "RULES_AFTER = {\n" + body + "}\n"
+
+
+def synthetic_class() -> list[Student]:
+    """Eight profiles, each a distinct path through the grading policy."""
+    right = measured_predictions()
+    table = truth_table(measure_catalogue(available_devices()))
+
+    def filled(wrong=(), rules=(), classifier="storage", vague=()):
+        return {
+            "predictions": predictions_source(wrong_on(wrong, right, table)),
+            "rules_after": rules_after(rules),
+            **answers(vague),
+            "classify": classify_source(classifier),
+        }
+
+    typical_wrong, fifteen_wrong = (8, 14, 16), (3, 8, 12, 16, 20)
+    changed = predictions_source(wrong_on((5,), right, table))
+    return [
+        Student(
+            "perfect",
+            "all right, locked, specific answers, correct classify",
+            filled(),
+            classifier="storage",
+        ),
+        Student(
+            "typical",
+            "17/20, rules for 2 of 3 misses, one vague answer, pointer classify",
+            filled(typical_wrong, typical_wrong[:2], "storage_pointer", vague=(24,)),
+            wrong_items=typical_wrong,
+            classifier="storage_pointer",
+        ),
+        Student(
+            "fifteen",
+            "15/20 with rules for every miss, _base classify",
+            filled(fifteen_wrong, fifteen_wrong, "base"),
+            wrong_items=fifteen_wrong,
+            classifier="base",
+        ),
+        Student(
+            "edited_after_lock",
+            "all right and revealed, then item 5 edited",
+            filled(),
+            edits_after_run={"predictions": changed},
+            wrong_items=(5,),
+            classifier="storage",
+        ),
+        Student(
+            "never_locked",
+            "all right, but the notebook was never run",
+            filled(),
+            runs=False,
+            classifier="storage",
+        ),
+        Student(
+            "data_ptr",
+            "all right, data_ptr classify",
+            filled(classifier="data_ptr"),
+            classifier="data_ptr",
+        ),
+        Student(
+            "crashing", "all right, classify raises", filled(classifier="crash"), classifier="crash"
+        ),
+        Student("empty", "handed in the release untouched", {}, runs=False),
+    ]
+
+
+def fill(notebook: nbformat.NotebookNode, cells: Mapping[str, str]) -> None:
+    """Replace the source of the cells whose nbgrader grade_id is named in `cells`."""
+    for cell in notebook.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id in cells:
+            cell.source = cells[grade_id]
+
+
+def write_submission(
+    student: Student,
+    release: Path,
+    folder: Path,
+    *,
+    timeout: int = 300,
+) -> Path:
+    """Fill the release notebook into `folder`, run it there as the student would, save it."""
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    notebook = nbformat.read(release / NOTEBOOK, as_version=4)
+    fill(notebook, student.cells)
+    if student.runs:
+        NotebookClient(
+            notebook,
+            timeout=timeout,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(folder)}},
+        ).execute()
+    fill(notebook, student.edits_after_run)
+    path = folder / NOTEBOOK
+    nbformat.write(notebook, path)
+    return path
