@@ -3,9 +3,16 @@
 import os
 
 from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
-from nbgrader.preprocessors import GetGrades
+from nbgrader.preprocessors import (
+    CheckCellMetadata,
+    ClearOutput,
+    DeduplicateIds,
+    GetGrades,
+    OverwriteKernelspec,
+)
 
 from viewcopy.feedback import HideHiddenTests
+from viewcopy.restore import RestoreMissingCells
 
 c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
 
@@ -16,8 +23,17 @@ c.CourseDirectory.course_id = "view_or_copy"
 # cold CUDA start on a busy grader. (The key is Execute.timeout; ExecutePreprocessor's is ignored.)
 c.Execute.timeout = 300
 
-# A student who deletes a test cell gets it back, and is graded on it.
+# A student who deletes a test cell gets it back, and is graded on it. nbgrader 0.9's own
+# OverwriteCells fails the whole submission on a deleted test cell here or on any duplicated cell
+# (see viewcopy/restore.py), so autograde sanitizes with RestoreMissingCells in its place.
 c.OverwriteCells.add_missing_cells = True
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    RestoreMissingCells,
+    CheckCellMetadata,
+]
 
 # Solution regions become a comment: PREDICTIONS keeps its placeholders, classify its docstring.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}

@@ -6,5 +6,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet ${TORCH_SPEC:-torch==2.13.0}
-.venv/bin/python -m pip install --quiet -e '.[test]'
+.venv/bin/python -m pip install --quiet -e '.[test,course]'
 echo "ready: $(.venv/bin/python -c 'import torch, viewcopy; print("torch", torch.__version__)')"

@@ -82,3 +82,15 @@ def test_a_damaged_lock_is_reported_not_overwritten(workdir):
     assert (workdir / LOCK_FILE).read_text() == "{not json"
     with pytest.raises(LockError, match="edited or damaged"):
         read_lock(workdir)
+
+
+def test_the_instructor_s_master_never_leaves_a_lock_beside_it(tmp_path, monkeypatch):
+    master = tmp_path / "course" / "source" / "view_or_copy"
+    master.mkdir(parents=True)
+    (tmp_path / "course" / "nbgrader_config.py").write_text("")
+    monkeypatch.chdir(master)
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
+    viewcopy.lock(predictions())
+    assert viewcopy.reveal(predictions()).score.correct >= 0
+    assert list(master.iterdir()) == []
+    viewcopy.lock(predictions(i8=("copy", "the master may change after its reveal")))

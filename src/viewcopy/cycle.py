@@ -17,6 +17,7 @@ from pathlib import Path
 from viewcopy.synthetic import NOTEBOOK, Student, synthetic_class, write_submission
 
 ASSIGNMENT = "view_or_copy"
+COURSE_ID = "view_or_copy"
 NOTEBOOK_ID = NOTEBOOK.removesuffix(".ipynb")
 
 
@@ -42,6 +43,11 @@ def nbgrader(course: Path, *args: str, log: Path | None = None) -> None:
     if done.returncode != 0:
         tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
         raise CycleError(f"nbgrader {' '.join(args)} failed ({done.returncode}):\n{tail}")
+
+
+def unquoted_csv_safe(text: str) -> str:
+    """`nbgrader export` writes CSV fields unquoted: a comma in a name would shift columns."""
+    return text.replace(",", ";")
 
 
 def prepare_course(repo: Path, course: Path) -> None:
@@ -70,12 +76,23 @@ class Result:
         return sum(s is None for s in self.scores.values())
 
 
+def enrol(course: Path, students: Sequence[Student]) -> None:
+    """Add the students to the gradebook (what `nbgrader db student add` does, in one go)."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gradebook:
+        for student in students:
+            gradebook.update_or_create_student(
+                student.student_id, last_name=unquoted_csv_safe(student.profile)
+            )
+
+
 def read_gradebook(course: Path, students: Sequence[Student]) -> list[Result]:
     """Every student's score per grade cell, from nbgrader's SQLite gradebook."""
     from nbgrader.api import Gradebook
 
     results = []
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gradebook:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gradebook:
         for student in students:
             notebook = gradebook.find_submission_notebook(
                 NOTEBOOK_ID, ASSIGNMENT, student.student_id
@@ -100,16 +117,8 @@ def run_cycle(
     say(f"course folder: {course}")
     nbgrader(course, "generate_assignment", ASSIGNMENT, "--create", "--force", log=log)
     students = list(students or synthetic_class())
+    enrol(course, students)
     for student in students:
-        nbgrader(
-            course,
-            "db",
-            "student",
-            "add",
-            student.student_id,
-            f"--last-name={student.profile}",
-            log=log,
-        )
         say(f"  {student.student_id:<18} fills the release{' and runs it' if student.runs else ''}")
         folder = course / "submitted" / student.student_id / ASSIGNMENT
         write_submission(student, course / "release" / ASSIGNMENT, folder)

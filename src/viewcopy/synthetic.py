@@ -8,7 +8,8 @@ runs the notebook top to bottom as a student would (which writes the lock), and 
 from __future__ import annotations
 
 import shutil
-from collections.abc import Mapping
+import subprocess
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -86,7 +87,8 @@ def wrong_on(items: tuple[int, ...], right: Mapping[int, tuple[str, str]], table
 
 @dataclass(frozen=True)
 class Student:
-    """A profile: what the student writes, whether they run it, and what they change after."""
+    """A profile: what the student writes, whether they run it, what they change after (cell
+    sources by grade_id, or anything through `tamper`)."""
 
     student_id: str
     profile: str
@@ -95,6 +97,7 @@ class Student:
     edits_after_run: Mapping[str, str] = field(default_factory=dict)
     wrong_items: tuple[int, ...] = ()
     classifier: str | None = None
+    tamper: Callable[[nbformat.NotebookNode], None] | None = None
 
 
 def answers(vague: tuple[int, ...] = ()) -> dict[str, str]:
@@ -206,8 +209,10 @@ def write_submission(
             kernel_name="python3",
             allow_errors=True,
             resources={"metadata": {"path": str(folder)}},
-        ).execute()
+        ).execute(stderr=subprocess.DEVNULL)  # the kernel's own log, not the notebook's output
     fill(notebook, student.edits_after_run)
+    if student.tamper is not None:
+        student.tamper(notebook)
     path = folder / NOTEBOOK
     nbformat.write(notebook, path)
     return path

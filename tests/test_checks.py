@@ -1,0 +1,170 @@
+"""The graded cells' functions, in process: credit, reasons, silence, and the classify traps."""
+
+from __future__ import annotations
+
+import contextlib
+
+import numpy as np
+import pytest
+import torch
+from course_notebook import hidden_traps
+
+import viewcopy
+from viewcopy import catalogue, checks
+from viewcopy.grading import truth_table
+from viewcopy.measure import measure_catalogue
+from viewcopy.notebook import measured_predictions
+from viewcopy.synthetic import CLASSIFIERS, classify_source, wrong_on
+
+
+def student_classify(kind: str):
+    namespace: dict = {}
+    exec(classify_source(kind), namespace)
+    return namespace["classify"]
+
+
+def oracle(result: torch.Tensor, parent: torch.Tensor) -> str:
+    """view/copy without viewcopy: identity, then NumPy's memory bounds for real CPU memory."""
+    if result is parent:
+        return "view"
+    mine, theirs = result.untyped_storage(), parent.untyped_storage()
+    if "meta" in (mine.device.type, theirs.device.type) or 0 in (mine.nbytes(), theirs.nbytes()):
+        return "view" if mine is theirs else "copy"
+    if result.device != parent.device:
+        return "copy"
+    shared = np.may_share_memory(result.detach().numpy(), parent.detach().numpy())
+    return "view" if shared else "copy"
+
+
+def expected_credit(classify, cases, points):
+    right = 0
+    for case in cases:
+        with torch.device(case.device):
+            parent = eval(case.parent, {"torch": torch})
+        result = eval(case.op, {"torch": torch, "x": parent})
+        with contextlib.suppress(Exception):
+            right += classify(result, parent) == oracle(result, parent)
+    return round(points * right / len(cases), 4)
+
+
+TWENTY = checks.the_twenty(("cpu",))
+TRAPS = [c for c in hidden_traps() if c.device == "cpu"]
+
+
+def test_there_are_at_least_twelve_traps_beyond_the_twenty():
+    assert len(TRAPS) >= 12
+    assert not {(c.parent, c.op) for c in TRAPS} & {(c.parent, c.op) for c in TWENTY}
+
+
+def test_the_correct_classifier_gets_all_the_credit(capfd):
+    classify = student_classify("storage")
+    assert checks.classify_credit(classify, TWENTY, points=3) == 3
+    assert checks.classify_credit(classify, TRAPS, points=5) == 5
+    assert capfd.readouterr().err == ""
+
+
+@pytest.mark.parametrize("kind", ["data_ptr", "base", "storage_pointer"])
+def test_folklore_classifiers_lose_hidden_credit_exactly_as_measured(kind, capfd):
+    classify = student_classify(kind)
+    credit = checks.classify_credit(classify, TRAPS, points=5)
+    assert credit == expected_credit(classify, TRAPS, 5) < 5
+    assert checks.classify_credit(classify, TWENTY, points=3) == expected_credit(
+        classify, TWENTY, 3
+    )
+    out, err = capfd.readouterr()
+    assert "measured" in out and err == ""
+
+
+def test_a_crashing_classifier_gets_nothing_and_is_told_why(capfd):
+    assert checks.classify_credit(student_classify("crash"), TRAPS, points=5) == 0
+    assert "raised RuntimeError: not finished yet" in capfd.readouterr().out
+
+
+def test_answers_other_than_view_or_copy_are_wrong(capfd):
+    assert checks.classify_credit(lambda r, p: "View", TWENTY[:2], points=2) == 0
+    assert "returned 'View', not 'view' or 'copy'" in capfd.readouterr().out
+
+
+def test_a_noisy_classifier_keeps_stderr_silent(capfd):
+    def noisy(result, parent):
+        import sys
+        import warnings
+
+        warnings.warn("deprecated!", stacklevel=1)
+        print("debug", file=sys.stderr)
+        return "view" if result.untyped_storage() is parent.untyped_storage() else "copy"
+
+    assert checks.classify_credit(noisy, TWENTY, points=3) == 3
+    out, err = capfd.readouterr()
+    assert err == "" and "classify wrote to stderr" in out
+
+
+def test_a_patched_torch_earns_no_classify_credit(monkeypatch, capfd):
+    monkeypatch.setattr(torch.Tensor, "clone", lambda self: self)
+    assert checks.classify_credit(lambda r, p: "view", TWENTY, points=3) == 0
+    assert "torch.Tensor.clone" in capfd.readouterr().out
+
+
+@pytest.fixture(scope="module")
+def table():
+    return truth_table(measure_catalogue(("cpu",)))
+
+
+@pytest.fixture
+def shown(monkeypatch):
+    seen: list[str] = []
+    monkeypatch.setattr(checks, "_display_html", seen.append)
+    return seen
+
+
+def test_prediction_credit_full_at_16_partial_below_and_diagrams_of_misses(workdir, table, shown):
+    right = measured_predictions()
+    fifteen = wrong_on((1, 2, 3, 4, 5), right, table)
+    viewcopy.lock(fifteen)
+    assert checks.prediction_credit(fifteen, points=5) == round(5 * 15 / 16, 4)
+    assert len(shown) == 5 and all("<svg" in s for s in shown)
+
+
+def test_prediction_credit_is_zero_when_changed_after_lock_or_never_locked(
+    workdir, table, shown, capsys
+):
+    right = measured_predictions()
+    assert checks.prediction_credit(right, points=5) == 0
+    assert "No lock" in capsys.readouterr().out
+    viewcopy.lock(right)
+    assert checks.prediction_credit(right, points=5) == 5
+    changed = wrong_on((7,), right, table)
+    assert checks.prediction_credit(changed, points=5) == 0
+    assert "Changed after the lock" in capsys.readouterr().out
+
+
+def test_rules_after_counts_real_rules_for_each_miss(table, capsys):
+    predictions = wrong_on((3, 8, 13), measured_predictions(), table)
+    rules = {3: "a transpose only swaps strides; storage is shared", 8: "I ran it", 13: "hmm"}
+    assert checks.rules_after_credit(predictions, rules, points=2) == round(2 / 3, 4)
+    out = capsys.readouterr().out
+    assert "item 8" in out and "item 13" in out and "item 3 " not in out
+    assert checks.rules_after_credit(measured_predictions(), {}, points=2) == 2
+    assert checks.rules_after_credit(predictions, ["no"], points=2) == 0
+
+
+@pytest.mark.parametrize(
+    ("answer", "credit"),
+    [
+        ("", 0),
+        (None, 0),
+        ("It depends.", 0),
+        ("it is a view, so it is fine", 0),
+        ("expand sets stride 0", 1),
+        ("the storage is shared", 1),
+        ("reshape copied 96 bytes", 1),
+        ("a 4 GB tensor from 1 B", 1),
+    ],
+)
+def test_specificity_wants_strides_storage_or_a_byte_count(answer, credit):
+    assert checks.specificity_credit(answer, item=21, points=1) == credit
+
+
+def test_the_twenty_cases_are_the_catalogue_on_each_device():
+    assert [c.op for c in checks.the_twenty(("cpu",))] == [op.expr for op in catalogue.OPS]
+    assert set(CLASSIFIERS) >= {"storage", "data_ptr", "base", "storage_pointer", "crash"}

@@ -1,0 +1,266 @@
+"""The nbgrader course end to end, the way nbgrader tests itself: a temporary course folder,
+generate, validate, synthetic and tampered submissions, autograde, feedback, export.
+
+Slow (a kernel per notebook, twice per student): one cycle serves every test in this module.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import subprocess
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+from course_notebook import RELEASE, ROOT, SOURCE, hidden_traps
+from test_checks import TWENTY, expected_credit, student_classify
+
+from viewcopy import catalogue, checks
+from viewcopy.cycle import ASSIGNMENT, nbgrader_env, run_cycle
+from viewcopy.predictions import rule_problem
+from viewcopy.synthetic import Student, synthetic_class
+
+NBGRADER = shutil.which("nbgrader", path=nbgrader_env()["PATH"])
+
+
+def by_id(notebook) -> dict[str, int]:
+    return {c.metadata.get("nbgrader", {}).get("grade_id"): i for i, c in enumerate(notebook.cells)}
+
+
+def delete_cells(*grade_ids):
+    def tamper(notebook):
+        notebook.cells = [
+            c
+            for c in notebook.cells
+            if c.metadata.get("nbgrader", {}).get("grade_id") not in grade_ids
+        ]
+
+    return tamper
+
+
+def duplicate_cell(grade_id):
+    def tamper(notebook):
+        index = by_id(notebook)[grade_id]
+        copy = nbformat.from_dict(notebook.cells[index])
+        copy.id = uuid.uuid4().hex[:8]
+        notebook.cells.insert(index + 1, copy)
+
+    return tamper
+
+
+def colab_round_trip(notebook):
+    """What saving in Colab does: its metadata, its cell ids, a kernelspec without a language."""
+    notebook.metadata = nbformat.from_dict(
+        {
+            "colab": {"provenance": [], "name": "view_or_copy.ipynb", "gpuType": "T4"},
+            "kernelspec": {"name": "python3", "display_name": "Python 3"},
+            "language_info": {"name": "python"},
+            "accelerator": "GPU",
+        }
+    )
+    for cell in notebook.cells:
+        cell.metadata.pop("editable", None)
+        cell.metadata.pop("deletable", None)
+        cell.id = uuid.uuid4().hex[:12]
+        cell.metadata["id"] = cell.id
+        if cell.cell_type == "code":
+            cell.metadata["colab"] = {"base_uri": "https://localhost:8080/"}
+            cell.metadata["outputId"] = uuid.uuid4().hex
+
+
+def tampered_class(base: dict[str, Student]) -> list[Student]:
+    fifteen, perfect, data_ptr = base["fifteen"], base["perfect"], base["data_ptr"]
+    fake_credit = {"score_predictions": 'print("Credit: 5/5")\n5.0', "test_classify_visible": "3"}
+    return [
+        Student(
+            "edited_readonly",
+            "15/20, then rewrote two test cells to print full credit",
+            fifteen.cells,
+            edits_after_run=fake_credit,
+            wrong_items=fifteen.wrong_items,
+            classifier=fifteen.classifier,
+        ),
+        Student(
+            "deleted_tests",
+            "data_ptr classify; deleted three test cells",
+            data_ptr.cells,
+            classifier="data_ptr",
+            tamper=delete_cells(
+                "score_predictions", "test_classify_visible", "test_classify_hidden"
+            ),
+        ),
+        Student(
+            "duplicated_cell",
+            "all right; duplicated a test cell",
+            perfect.cells,
+            classifier="storage",
+            tamper=duplicate_cell("score_predictions"),
+        ),
+        Student(
+            "colab_saved",
+            "all right; saved by Colab",
+            perfect.cells,
+            classifier="storage",
+            tamper=colab_round_trip,
+        ),
+        Student(
+            "deleted_classify",
+            "all right; deleted classify and the hidden test cell",
+            perfect.cells,
+            classifier=None,
+            tamper=delete_cells("classify", "test_classify_hidden"),
+        ),
+    ]
+
+
+@pytest.fixture(scope="module")
+def cycle(tmp_path_factory):
+    base = {s.student_id: s for s in synthetic_class()}
+    students = [*base.values(), *tampered_class(base)]
+    course = tmp_path_factory.mktemp("course")
+    results = run_cycle(ROOT, course, students, say=lambda _: None)
+    return course, {r.student.student_id: r for r in results}
+
+
+def exec_cell(source: str, name: str):
+    namespace: dict = {}
+    exec(source, namespace)
+    return namespace.get(name)
+
+
+def expected_scores(student: Student) -> dict[str, float | None]:
+    """What each grade cell must hold for this profile, from the policy and measured truth."""
+    cells = student.cells
+    predictions_edited = "predictions" in student.edits_after_run
+    if not cells:
+        predictions_credit = rules_credit = 0.0
+    else:
+        right = 20 - len(student.wrong_items)
+        locked = student.runs and not predictions_edited
+        predictions_credit = round(5 * min(right, 16) / 16, 4) if locked else 0.0
+        rules = exec_cell(cells["rules_after"], "RULES_AFTER")
+        covered = sum(
+            i in rules
+            and rule_problem(rules[i]) is None
+            and checks.RULE_WORDS.search(rules[i]) is not None
+            for i in student.wrong_items
+        )
+        misses = len(student.wrong_items)
+        rules_credit = round(2 * covered / misses, 4) if misses else 2.0
+    expected = {"score_predictions": predictions_credit, "check_rules_after": rules_credit}
+    for question in catalogue.QUESTIONS:
+        key = f"answer_{question.item}"
+        answer = exec_cell(cells[key], f"ANSWER_{question.item}") if key in cells else ""
+        expected[key] = None if key in cells else 0.0
+        expected[f"specific_{question.item}"] = checks.specificity_credit(
+            answer, item=question.item, points=1
+        )
+    if student.classifier is None:
+        expected["test_classify_visible"] = expected["test_classify_hidden"] = 0.0
+    else:
+        classify = student_classify(student.classifier)
+        expected["test_classify_visible"] = expected_credit(classify, TWENTY, 3)
+        expected["test_classify_hidden"] = expected_credit(classify, hidden_traps(), 5)
+    return expected
+
+
+def test_every_student_gets_exactly_what_the_profile_must_get(cycle):
+    _, results = cycle
+    for student_id, result in results.items():
+        assert result.scores == pytest.approx(expected_scores(result.student)), student_id
+
+
+def test_right_on_the_twenty_but_wrong_on_traps_loses_credit_correct_gets_all(cycle):
+    _, results = cycle
+    assert results["perfect"].scores["test_classify_hidden"] == 5
+    for student_id in ("typical", "data_ptr", "fifteen"):
+        assert results[student_id].scores["test_classify_hidden"] < 5
+    assert results["typical"].scores["test_classify_visible"] == 3
+
+
+def test_feedback_has_scores_reasons_and_diagrams_but_no_hidden_tests(cycle):
+    course, results = cycle
+    secrets = ["BEGIN HIDDEN TESTS", "TRAPS", "on_devices", "Rubric for the", "hand-graded"]
+    trap_hints = [case.hint for case in hidden_traps()]
+    for student_id in results:
+        page = course / "feedback" / student_id / ASSIGNMENT / "view_or_copy.html"
+        text = page.read_text(encoding="utf-8")
+        leaked = [s for s in secrets if s in text]
+        assert not leaked, (student_id, leaked)
+        assert "Credit:" in text or student_id == "empty"
+        if results[student_id].scores["test_classify_hidden"] == 5:
+            assert not [h for h in trap_hints if h in text], student_id
+    fifteen = (course / "feedback" / "fifteen" / ASSIGNMENT / "view_or_copy.html").read_text()
+    assert "15/20 predictions right" in fifteen
+    assert fifteen.count('data-part="verdict"') >= 5
+    edited = course / "feedback" / "edited_after_lock" / ASSIGNMENT / "view_or_copy.html"
+    assert "Changed after the lock" in edited.read_text()
+    deleted = course / "feedback" / "deleted_classify" / ASSIGNMENT / "view_or_copy.html"
+    page = deleted.read_text()
+    assert "NameError: name 'classify' is not defined" in page
+    assert page.count("Traceback (most recent call last)") == 1, "only the visible test's"
+
+
+def test_export_matches_the_gradebook(cycle):
+    course, results = cycle
+    with (course / "grades.csv").open() as handle:
+        rows = {row["student_id"]: row for row in csv.DictReader(handle)}
+    assert set(rows) == set(results)
+    for student_id, result in results.items():
+        assert float(rows[student_id]["raw_score"]) == pytest.approx(result.auto_total)
+        assert float(rows[student_id]["max_score"]) == 30
+
+
+def test_graded_cells_write_nothing_to_stderr_and_nothing_timed_out(cycle):
+    course, results = cycle
+    for student_id in results:
+        graded = nbformat.read(
+            course / "autograded" / student_id / ASSIGNMENT / "view_or_copy.ipynb", as_version=4
+        )
+        for cell in graded.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade") and cell.cell_type == "code":
+                streams = [o for o in cell.outputs if o.get("name") == "stderr"]
+                assert not streams, (student_id, cell.metadata.nbgrader.grade_id, streams)
+    log = (course / "nbgrader.log").read_text()
+    assert "CellTimeoutError" not in log and "Timeout" not in log
+
+
+def test_release_is_what_generate_assignment_makes_from_the_master(tmp_path):
+    shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
+    shutil.copytree(ROOT / "source", tmp_path / "source")
+    subprocess.run(
+        [NBGRADER, "generate_assignment", ASSIGNMENT, "--create"],
+        cwd=tmp_path,
+        env=nbgrader_env(),
+        check=True,
+        capture_output=True,
+    )
+    fresh = tmp_path / "release" / ASSIGNMENT / "view_or_copy.ipynb"
+    assert fresh.read_bytes() == RELEASE.read_bytes(), (
+        "release/ is out of date: run `nbgrader generate_assignment view_or_copy --force`"
+    )
+
+
+def test_master_is_committed_without_outputs():
+    master = nbformat.read(SOURCE, as_version=4)
+    assert all(not c.get("outputs") for c in master.cells if c.cell_type == "code")
+
+
+def validate(path: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [NBGRADER, "validate", str(path)], env=nbgrader_env(), capture_output=True, text=True
+    )
+
+
+def test_validate_passes_on_the_master_and_fails_on_the_release_stubs(tmp_path):
+    (tmp_path / "master").mkdir()
+    (tmp_path / "release").mkdir()
+    shutil.copy(SOURCE, tmp_path / "master")
+    shutil.copy(RELEASE, tmp_path / "release")
+    master = validate(tmp_path / "master" / "view_or_copy.ipynb")
+    assert "Success! Your notebook passes all the tests." in master.stdout, master.stdout[-2000:]
+    stub = validate(tmp_path / "release" / "view_or_copy.ipynb")
+    assert "VALIDATION FAILED ON" in stub.stdout
+    assert "PredictionError" in stub.stdout and "the verdict is empty" in stub.stdout
