@@ -36,20 +36,12 @@ class Evidence:
     warnings: tuple[str, ...] = ()
 
     @property
-    def shape(self) -> tuple[int, ...] | None:
-        return self.result_layout.shape if self.result_layout else None
-
-    @property
     def stride(self) -> tuple[int, ...] | None:
         return self.result_layout.stride if self.result_layout else None
 
     @property
     def storage_offset(self) -> int | None:
         return self.result_layout.offset if self.result_layout else None
-
-    @property
-    def is_contiguous(self) -> bool | None:
-        return self.result_layout.is_contiguous() if self.result_layout else None
 
     def record(self) -> dict[str, object]:
         """A flat, JSON-ready dict: the fields the command line and the spreadsheet show."""

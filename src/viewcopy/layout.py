@@ -71,14 +71,6 @@ class Layout:
             expected *= size
         return True
 
-    def span(self) -> tuple[int, int] | None:
-        """Lowest and highest storage element reached, or None for an empty tensor."""
-        if self.numel == 0:
-            return None
-        low = self.offset + sum((n - 1) * s for n, s in self.dims() if s < 0)
-        high = self.offset + sum((n - 1) * s for n, s in self.dims() if s > 0)
-        return low, high
-
     def broadcast_factor(self) -> int:
         """How many logical cells share each storage element through stride-0 dimensions."""
         return math.prod(n for n, s in self.dims() if s == 0 and n > 0)
