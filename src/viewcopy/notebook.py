@@ -7,14 +7,16 @@ import html
 import pandas as pd
 import torch
 
-from viewcopy import catalogue
+from viewcopy import catalogue, colab
 from viewcopy.devices import available_devices
 from viewcopy.grading import truth_table
 from viewcopy.measure import measure_catalogue
 
 
 def setup() -> None:
-    """Say which torch and which devices this notebook will measure on."""
+    """Enable Colab's widget manager when in Colab; say which torch and devices are measured."""
+    if colab.enable_widgets():
+        print("Colab: custom widget manager enabled (the diagram explorer needs it)")
     devices = available_devices()
     others = (
         "" if len(devices) > 1 else " (no CUDA or MPS here: the device variant is not measured)"
