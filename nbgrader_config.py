@@ -11,7 +11,7 @@ from nbgrader.preprocessors import (
     OverwriteKernelspec,
 )
 
-from viewcopy.feedback import HideHiddenTests
+from viewcopy.feedback import HideHiddenTests, StaticWidgets
 from viewcopy.restore import RestoreMissingCells
 
 c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
@@ -38,8 +38,14 @@ c.Autograde.sanitize_preprocessors = [
 # Solution regions become a comment: PREDICTIONS keeps its placeholders, classify its docstring.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}
 
-# Feedback: hidden tests (and tracebacks quoting them) never reach students.
-c.GenerateFeedback.preprocessors = [GetGrades, HideHiddenTests, CSSHTMLHeaderPreprocessor]
+# Feedback: hidden tests (and tracebacks quoting them) never reach students; the explorer widget
+# shows its static diagram (feedback pages have no live widgets).
+c.GenerateFeedback.preprocessors = [
+    GetGrades,
+    HideHiddenTests,
+    StaticWidgets,
+    CSSHTMLHeaderPreprocessor,
+]
 
 # No IgnorePattern: graded cells are silent on stderr by design (viewcopy.quiet), so any stderr in
 # a test cell is the student's and costs that cell, as nbgrader intends.

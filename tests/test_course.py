@@ -192,6 +192,9 @@ def test_feedback_has_scores_reasons_and_diagrams_but_no_hidden_tests(cycle):
         assert "Credit:" in text or student_id == "empty"
         if results[student_id].scores["test_classify_hidden"] == 5:
             assert not [h for h in trap_hints if h in text], student_id
+    perfect = (course / "feedback" / "perfect" / ASSIGNMENT / "view_or_copy.html").read_text()
+    assert perfect.count('class="viewcopy-diagram"') == 1, "the explorer's static diagram"
+    assert "application/vnd.jupyter.widget-view+json" not in perfect
     fifteen = (course / "feedback" / "fifteen" / ASSIGNMENT / "view_or_copy.html").read_text()
     assert "15/20 predictions right" in fifteen
     assert fifteen.count('data-part="verdict"') >= 5

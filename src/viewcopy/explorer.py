@@ -55,6 +55,7 @@ class Explorer(widgets.VBox):
             options=[(f"{op.item}. {op.expr}", op.item) for op in catalogue.OPS],
             value=catalogue.OPS[0].item,
             description="item",
+            layout=widgets.Layout(width="30em"),
         )
         self.device = widgets.Dropdown(
             options=list(devices or available_devices()), description="device"

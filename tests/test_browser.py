@@ -1,0 +1,198 @@
+"""What a student sees in a real browser: JupyterLab 4 over a filled copy of the release (the
+spreadsheet and score, the live explorer widget, a typo named in the page), then the feedback
+HTML's static diagrams. Headless Chromium through Playwright; screenshots go to artifacts/browser/.
+
+Slow (a JupyterLab server and its kernel, then a whole nbgrader cycle): one to two minutes.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+from course_notebook import RELEASE, ROOT
+
+from viewcopy import catalogue
+from viewcopy.cycle import ASSIGNMENT, run_cycle
+from viewcopy.locking import LOCK_FILE
+from viewcopy.synthetic import NOTEBOOK, fill, predictions_source, synthetic_class
+
+CHROMIUM = Path("/usr/bin/chromium")  # Debian's; Playwright's own download is not used
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+def unavailable(reason: str) -> None:
+    """Skip this module; fail it instead where VIEWCOPY_REQUIRE_BROWSER=1 (CI)."""
+    if os.environ.get("VIEWCOPY_REQUIRE_BROWSER") == "1":
+        pytest.fail(f"{reason}, and VIEWCOPY_REQUIRE_BROWSER=1 requires this test", pytrace=False)
+    pytest.skip(reason, allow_module_level=True)
+
+
+if importlib.util.find_spec("playwright") is None:
+    unavailable("playwright is not installed (pip install playwright)")
+if not CHROMIUM.exists():
+    unavailable(f"no {CHROMIUM} (apt-get install chromium)")
+
+from browser_lab import (  # noqa: E402 (after the checks: it imports playwright)
+    cell,
+    keep_console,
+    output_area,
+    replace_source,
+    run_all,
+    run_cell,
+    screenshot,
+    start_jupyterlab,
+    wait_idle,
+)
+from playwright.sync_api import Error, expect, sync_playwright  # noqa: E402
+
+KERNEL_MS = 600_000  # the whole notebook on a busy two-core machine: torch import, measuring
+VIEWPORT = {"width": 1400, "height": 1200}
+
+
+def at(notebook: nbformat.NotebookNode, grade_id: str) -> int:
+    """The index of the cell with this nbgrader grade_id."""
+    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
+    return ids.index(grade_id)
+
+
+@pytest.fixture(scope="module")
+def fifteen():
+    """The synthetic student with 15/20 (misses measured, not typed) and a rule for every miss."""
+    return next(s for s in synthetic_class() if s.student_id == "fifteen")
+
+
+@pytest.fixture(scope="module")
+def notebook(fifteen):
+    """The release notebook with the student's answer cells filled in."""
+    filled = nbformat.read(RELEASE, as_version=4)
+    fill(filled, fifteen.cells)
+    return filled
+
+
+@pytest.fixture(scope="module")
+def shots():
+    """artifacts/browser/, emptied: what is there after a run is that run's."""
+    folder = ROOT / "artifacts" / "browser"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def lab(request, tmp_path_factory, notebook, shots):
+    """JupyterLab serving a student's folder that holds only the filled notebook."""
+    root = tmp_path_factory.mktemp("student")
+    nbformat.write(notebook, root / NOTEBOOK)
+    server = start_jupyterlab(root, tmp_path_factory.mktemp("jupyter"), shots / "jupyterlab.log")
+    request.addfinalizer(server.stop)
+    return server
+
+
+@pytest.fixture(scope="module")
+def browser(request):
+    playwright = sync_playwright().start()
+    request.addfinalizer(playwright.stop)
+    chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    request.addfinalizer(chromium.close)
+    expect.set_options(timeout=60_000)
+    return chromium
+
+
+@pytest.fixture(scope="module")
+def student(browser, lab, notebook, shots):
+    """The student's tab: the notebook open in JupyterLab, then Run > Run All Cells, finished."""
+    page = browser.new_page(viewport=VIEWPORT)
+    keep_console(page, shots / "console.log")
+    page.goto(lab.url(NOTEBOOK), timeout=120_000)
+    wait_idle(page, KERNEL_MS)
+    last = max(i for i, c in enumerate(notebook.cells) if c.cell_type == "code")
+    try:
+        run_all(page, last, KERNEL_MS)
+    except (AssertionError, Error):
+        page.screenshot(path=shots / "run-all-failed.png")
+        raise
+    yield page
+    page.close()
+
+
+def test_the_reveal_shows_twenty_rows_and_the_score(student, notebook, fifteen, shots):
+    reveal = output_area(student, at(notebook, "reveal"))
+    twenty = len(catalogue.OPS)
+    right = twenty - len(fifteen.wrong_items)
+    expect(reveal).to_contain_text(f"{right}/{twenty} predicted correctly")
+    expect(reveal.locator("table tbody tr")).to_have_count(twenty)
+    screenshot(student, cell(student, at(notebook, "reveal")), shots / "spreadsheet.png")
+
+
+def test_the_explorer_widget_draws_and_redraws_item_20(student, notebook, shots):
+    index = at(notebook, "explorer")
+    area = output_area(student, index)
+    widget = area.locator(".jupyter-widgets.widget-vbox")
+    expect(widget).to_be_visible()
+    for stuck in ("Error displaying widget", "Loading widget"):
+        expect(area).not_to_contain_text(stuck)
+    diagram = widget.locator("svg")
+    title = diagram.locator('[data-part="title"]')
+    expect(diagram).to_be_visible()
+    expect(title).to_contain_text("item 1:")
+    expect(diagram).not_to_contain_text("stride 0")
+    screenshot(student, cell(student, index), shots / "explorer.png")
+
+    expand = catalogue.op(20)
+    widget.get_by_label("item", exact=True).select_option(label=f"{expand.item}. {expand.expr}")
+    expect(title).to_contain_text("item 20:", timeout=120_000)
+    expect(diagram).to_contain_text("stride 0")
+    screenshot(student, cell(student, index), shots / "item20.png")
+
+
+def test_a_typo_is_named_in_the_page_and_nothing_is_locked(student, notebook, fifteen, lab, shots):
+    locked = (lab.root / LOCK_FILE).read_text()
+    namespace: dict = {}
+    exec(fifteen.cells["predictions"], namespace)
+    typo = {**namespace["PREDICTIONS"], 1: ("veiw", namespace["PREDICTIONS"][1][1])}
+    replace_source(student, at(notebook, "predictions"), predictions_source(typo))
+    run_cell(student, at(notebook, "predictions"))
+    run_cell(student, at(notebook, "lock"))
+
+    message = output_area(student, at(notebook, "lock"))
+    expect(message).to_contain_text("did you mean 'view'?", timeout=120_000)
+    expect(message).to_contain_text("item 1: verdict 'veiw'")
+    wait_idle(student, KERNEL_MS)
+    assert (lab.root / LOCK_FILE).read_text() == locked
+    screenshot(student, cell(student, at(notebook, "lock")), shots / "error.png")
+
+
+def test_the_feedback_html_draws_every_missed_item(browser, fifteen, tmp_path_factory, shots):
+    course = tmp_path_factory.mktemp("course")
+    run_cycle(ROOT, course, students=[fifteen], say=print)
+    html = course / "feedback" / fifteen.student_id / ASSIGNMENT / NOTEBOOK.replace("ipynb", "html")
+    assert "BEGIN HIDDEN TESTS" not in html.read_text(encoding="utf-8")
+
+    page = browser.new_page(viewport=VIEWPORT)
+    keep_console(page, shots / "console-feedback.log")
+    page.route(re.compile(r"^https?://"), lambda route: route.abort())  # MathJax's CDN: offline
+    page.goto(html.as_uri())
+    expect(page.locator("body")).not_to_contain_text("BEGIN HIDDEN TESTS")
+    score = page.locator("div.cell", has=page.locator('a[name="score_predictions"]'))
+    diagrams = score.locator("svg", has=page.locator('[data-part="verdict"]'))
+    expect(diagrams).to_have_count(len(fifteen.wrong_items))
+    titles = diagrams.locator('[data-part="title"]').all_text_contents()
+    assert [t.split(":")[0] for t in titles] == [f"item {i}" for i in fifteen.wrong_items]
+    for diagram in diagrams.all():
+        expect(diagram).to_be_visible()
+    score.screenshot(path=shots / "feedback.png")
+    page.close()
