@@ -82,3 +82,12 @@ def test_fingerprint_moves_with_any_verdict_or_rule_but_not_with_spacing():
     for change in [("copy", good()[5][1]), ("view", "another rule")]:
         changed = {**good(), 5: change}
         assert fingerprint(parse_predictions(changed)) != fingerprint(base)
+
+
+def test_notebooks_show_the_message_without_a_traceback(workdir):
+    with pytest.raises(PredictionError) as raised:
+        viewcopy.lock({**good(), 1: ("veiw", "r")})
+    shown = raised.value._render_traceback_()
+    assert shown[0].startswith("PredictionError: 1 problem in PREDICTIONS")
+    assert any("did you mean 'view'" in line for line in shown)
+    assert not any("File " in line for line in shown)

@@ -8,8 +8,7 @@ cuts every error in such a cell down to its one-line `Error: message`.
 
 from __future__ import annotations
 
-from nbconvert.preprocessors import Preprocessor
-from nbgrader.preprocessors import ClearHiddenTests
+from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -27,7 +26,7 @@ class HideHiddenTests(ClearHiddenTests):
         return cell, resources
 
 
-class StaticWidgets(Preprocessor):
+class StaticWidgets(NbGraderPreprocessor):
     """Keep the static HTML copy of a widget output: feedback pages have no live widgets.
 
     nbgrader's feedback HTML drops widget state, so a widget view renders as an empty placeholder

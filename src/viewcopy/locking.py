@@ -18,12 +18,12 @@ from pathlib import Path
 import torch
 
 from viewcopy.devices import available_devices
-from viewcopy.predictions import Prediction, fingerprint, parse_predictions
+from viewcopy.predictions import Prediction, StudentError, fingerprint, parse_predictions
 
 LOCK_FILE = "view_or_copy.lock.json"
 
 
-class LockError(ValueError):
+class LockError(StudentError):
     """The predictions and the lock disagree, or there is no lock: nothing was revealed."""
 
 

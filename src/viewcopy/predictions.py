@@ -36,7 +36,15 @@ class Prediction:
         return condition if head == "sometimes" else None
 
 
-class PredictionError(ValueError):
+class StudentError(ValueError):
+    """An error whose message is the whole story: notebooks show it without a traceback."""
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython's hook: the message alone, not frames inside viewcopy."""
+        return f"{type(self).__name__}: {self}".splitlines()
+
+
+class PredictionError(StudentError):
     """PREDICTIONS has problems; `problems` lists (where, what to fix) for every one of them."""
 
     def __init__(self, problems: list[tuple[str, str]]):
