@@ -38,15 +38,20 @@ def _display_html(markup: str) -> None:
     display(HTML(markup))
 
 
+def _judged(predictions: object):
+    """Parsed predictions, the measured truth, and (right, why) per item."""
+    parsed = parse_predictions(predictions)
+    table = truth_table(measure_catalogue(available_devices()))
+    return parsed, table, {item: judge(p, table[item]) for item, p in parsed.items()}
+
+
 def prediction_credit(predictions: object, *, points: float = 5) -> float:
     """Full credit at 16/20 locked before looking, proportional below; none if changed or unlocked.
 
     Shows the static diagram of every missed item (it survives the feedback HTML).
     """
-    parsed = parse_predictions(predictions)
+    parsed, table, judged = _judged(predictions)
     lock = status(parsed)
-    table = truth_table(measure_catalogue(available_devices()))
-    judged = {item: judge(p, table[item]) for item, p in parsed.items()}
     missed = [item for item, (right, _) in judged.items() if not right]
     correct = len(parsed) - len(missed)
     print(f"{correct}/{len(parsed)} predictions right (full credit from {PASS_MARK}/20).")
@@ -66,9 +71,8 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
 def rules_after_credit(predictions: object, rules_after: object, *, points: float = 2) -> float:
     """Credit per miss with a real rule (naming strides, storage, contiguity, dtype, device or
     bytes)."""
-    parsed = parse_predictions(predictions)
-    table = truth_table(measure_catalogue(available_devices()))
-    missed = [item for item, p in parsed.items() if not judge(p, table[item])[0]]
+    _, _, judged = _judged(predictions)
+    missed = [item for item, (right, _) in judged.items() if not right]
     if not isinstance(rules_after, Mapping):
         print(f"RULES_AFTER must be a dict {{item: rule}}, got {type(rules_after).__name__}.")
         return 0.0
