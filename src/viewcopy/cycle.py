@@ -1,7 +1,8 @@
-"""The main job: a whole grading cycle on a synthetic class, with nbgrader's own commands.
+"""The main job: a whole grading cycle on a synthetic class, with nbgrader's own machinery.
 
-generate_assignment -> students fill and run the release -> autograde -> generate_feedback ->
-export, in a fresh course folder built from this course's `source/` and `nbgrader_config.py`.
+generate_assignment -> students fill and run the release -> `viewcopy grade` (nbgrader's autograde,
+in parallel) -> generate_feedback -> export, in a fresh course folder built from this course's
+`source/` and `nbgrader_config.py`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from viewcopy.grader import DEFAULT_LIMIT_S, grade, summary
 from viewcopy.synthetic import NOTEBOOK, Student, synthetic_class, write_submission
 
 ASSIGNMENT = "view_or_copy"
@@ -110,6 +112,9 @@ def run_cycle(
     course: Path,
     students: Sequence[Student] | None = None,
     say: Callable[[str], None] = print,
+    *,
+    limit_s: float = DEFAULT_LIMIT_S,
+    progress: bool = True,
 ) -> list[Result]:
     """Generate, submit as the synthetic students, autograde, give feedback, export."""
     log = course / "nbgrader.log"
@@ -123,8 +128,9 @@ def run_cycle(
         folder = course / "submitted" / student.student_id / ASSIGNMENT
         write_submission(student, course / "release" / ASSIGNMENT, folder)
         (folder / "timestamp.txt").write_text("2026-11-29 09:00:00.000000 UTC\n")
-    say("nbgrader autograde ...")
-    nbgrader(course, "autograde", ASSIGNMENT, "--force", log=log)
+    say("viewcopy grade (nbgrader autograde, in parallel) ...")
+    outcomes = grade(course, ASSIGNMENT, force=True, limit_s=limit_s, progress=progress)
+    say(summary(outcomes))
     say("nbgrader generate_feedback ...")
     nbgrader(course, "generate_feedback", ASSIGNMENT, "--force", log=log)
     nbgrader(course, "export", "--to", str(course / "grades.csv"), log=log)

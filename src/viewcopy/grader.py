@@ -1,0 +1,305 @@
+"""`viewcopy grade`: nbgrader's autograde for a whole class, in parallel, with progress.
+
+Each worker process (viewcopy.grading_worker) pays nbgrader's start-up once and then grades one
+student after another through nbgrader's own API, so gradebook rows and autograded notebooks are
+what `nbgrader autograde` makes. The parent hands out students, enforces a wall-clock limit per
+submission (a hang or a kernel killed by the student's code fails that student only), and on Ctrl-C
+lets the submissions in flight finish before it stops (a second Ctrl-C abandons them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import fnmatch
+import multiprocessing
+import os
+import shutil
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from multiprocessing.connection import wait
+from pathlib import Path
+
+from viewcopy.grading_worker import STOP, Graded, serve
+
+GRADED, FAILED, SKIPPED, INTERRUPTED = "graded", "failed", "skipped", "interrupted"
+DEFAULT_LIMIT_S = 900
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One student's line in the grading record."""
+
+    student_id: str
+    status: str
+    seconds: float = 0.0
+    reason: str = ""
+
+
+class GradeError(RuntimeError):
+    """The command cannot start (no course, no submissions, bad options)."""
+
+
+def submitted_students(course: Path, assignment: str, pattern: str = "*") -> list[str]:
+    """Student ids with a submission of `assignment`, matching a shell-style `pattern`."""
+    root = course / "submitted"
+    if not root.is_dir():
+        raise GradeError(f"{course} has no submitted/ folder: collect the submissions first")
+    return sorted(
+        p.name
+        for p in root.iterdir()
+        if (p / assignment).is_dir() and fnmatch.fnmatchcase(p.name, pattern)
+    )
+
+
+def _timestamp(folder: Path) -> str | None:
+    from nbgrader.utils import parse_utc
+
+    path = folder / "timestamp.txt"
+    text = path.read_text().strip() if path.is_file() else ""
+    return parse_utc(text) if text else None
+
+
+def up_to_date(course: Path, assignment: str, student_id: str) -> bool:
+    """nbgrader's rule: graded already, and the submission is not newer than that grading."""
+    graded = course / "autograded" / student_id / assignment
+    if not graded.is_dir():
+        return False
+    new, old = _timestamp(course / "submitted" / student_id / assignment), _timestamp(graded)
+    return not (new is not None and old is not None and new > old)
+
+
+def kill_tree(pid: int) -> None:
+    """Kill a worker and everything it started (kernels run in sessions of their own)."""
+    import psutil
+
+    try:
+        parent = psutil.Process(pid)
+        processes = [*parent.children(recursive=True), parent]
+    except psutil.NoSuchProcess:
+        return
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.kill()
+    psutil.wait_procs(processes, timeout=10)
+
+
+class Worker:
+    """A grading process and the student it is grading, if any."""
+
+    def __init__(self, course: Path, assignment: str, log: Path):
+        context = multiprocessing.get_context("spawn")
+        self.connection, theirs = context.Pipe()
+        self.process = context.Process(
+            target=serve, args=(theirs, str(course), assignment, str(log)), daemon=True
+        )
+        self.process.start()
+        theirs.close()
+        self.log = log
+        self.ready = False
+        self.student_id: str | None = None
+        self.since = 0.0
+
+    def give(self, student_id: str) -> None:
+        self.connection.send(student_id)
+        self.student_id, self.since = student_id, time.monotonic()
+
+    def stop(self) -> None:
+        with contextlib.suppress(OSError):
+            self.connection.send(STOP)
+        self.process.join(timeout=30)
+        if self.process.is_alive():
+            kill_tree(self.process.pid)
+
+    def kill(self) -> None:
+        kill_tree(self.process.pid)
+        self.process.join(timeout=10)
+        self.connection.close()
+
+
+def discard_partial(course: Path, assignment: str, student_id: str) -> None:
+    """What nbgrader does with a failed submission: no half-written autograded folder stays."""
+    shutil.rmtree(course / "autograded" / student_id / assignment, ignore_errors=True)
+
+
+class Pool:
+    """Hands students to workers; collects one Outcome per student, whatever each one does."""
+
+    def __init__(self, course: Path, assignment: str, jobs: int, limit_s: float, logs: Path):
+        self.course, self.assignment, self.limit_s, self.logs = course, assignment, limit_s, logs
+        self.slots = jobs
+        self.workers = [self._spawn(i) for i in range(jobs)]
+
+    def _spawn(self, index: int) -> Worker:
+        return Worker(self.course, self.assignment, self.logs / f"worker-{index}.log")
+
+    def run(self, students: Sequence[str], done: Callable[[Outcome], None]) -> None:
+        queue = deque(students)
+        draining = False
+        while queue or any(w.student_id for w in self.workers):
+            try:
+                self._dispatch(queue)
+                self._collect(done)
+                self._enforce_limit(done)
+            except KeyboardInterrupt:
+                if draining:
+                    self._abandon(done)
+                    raise
+                draining = True
+                for student_id in queue:
+                    done(Outcome(student_id, INTERRUPTED, reason="stopped by Ctrl-C before start"))
+                queue.clear()
+                print(
+                    "\nCtrl-C: finishing the submissions in flight; Ctrl-C again abandons them",
+                    flush=True,
+                )
+        if draining:
+            raise KeyboardInterrupt
+
+    def _dispatch(self, queue: deque) -> None:
+        for worker in self.workers:
+            if worker.ready and worker.student_id is None and queue:
+                worker.give(queue.popleft())
+
+    def _collect(self, done: Callable[[Outcome], None]) -> None:
+        by_connection = {w.connection: w for w in self.workers}
+        for ready in wait(list(by_connection), timeout=0.5):
+            worker = by_connection[ready]
+            try:
+                message = worker.connection.recv()
+            except (EOFError, OSError):
+                if not worker.ready:
+                    raise GradeError(_startup_failure(worker.log)) from None
+                self._replace(worker, done, "the grading process died")
+                continue
+            if message == "ready":
+                worker.ready = True
+            elif isinstance(message, Graded):
+                self._record(message)
+                status = GRADED if message.success else FAILED
+                if not message.success:
+                    discard_partial(self.course, self.assignment, message.student_id)
+                done(Outcome(message.student_id, status, message.seconds, message.reason))
+                worker.student_id = None
+
+    def _record(self, graded: Graded) -> None:
+        (self.logs / f"{graded.student_id}.log").write_text(graded.log, encoding="utf-8")
+
+    def _enforce_limit(self, done: Callable[[Outcome], None]) -> None:
+        now = time.monotonic()
+        for worker in self.workers:
+            if worker.student_id and now - worker.since > self.limit_s:
+                self._replace(
+                    worker,
+                    done,
+                    f"still running after the {self.limit_s:g} s limit for one submission "
+                    "(an endless loop or a hang); its kernel was killed",
+                )
+
+    def _replace(self, worker: Worker, done: Callable[[Outcome], None], reason: str) -> None:
+        student_id, seconds = worker.student_id, time.monotonic() - worker.since
+        worker.kill()
+        index = self.workers.index(worker)
+        self.workers[index] = self._spawn(index)
+        if student_id:
+            discard_partial(self.course, self.assignment, student_id)
+            done(Outcome(student_id, FAILED, seconds, reason))
+
+    def _abandon(self, done: Callable[[Outcome], None]) -> None:
+        for worker in self.workers:
+            if worker.student_id:
+                discard_partial(self.course, self.assignment, worker.student_id)
+                done(Outcome(worker.student_id, INTERRUPTED, reason="abandoned by a second Ctrl-C"))
+                worker.student_id = None
+            worker.kill()
+
+    def close(self) -> None:
+        for worker in self.workers:
+            worker.stop()
+
+
+def _startup_failure(log: Path) -> str:
+    tail = log.read_text(errors="replace").strip().splitlines()[-12:] if log.is_file() else []
+    return "a grading process could not start nbgrader in this course:\n" + "\n".join(tail)
+
+
+def write_record(path: Path, outcomes: Iterable[Outcome]) -> None:
+    """The run's record: one row per student, with the reason for each failure."""
+    with path.open("w", newline="", encoding="utf-8") as sink:
+        writer = csv.writer(sink)
+        writer.writerow(["student_id", "status", "seconds", "reason"])
+        for o in sorted(outcomes, key=lambda o: o.student_id):
+            writer.writerow([o.student_id, o.status, f"{o.seconds:.2f}", o.reason])
+
+
+def grade(
+    course: Path,
+    assignment: str,
+    *,
+    jobs: int | None = None,
+    pattern: str = "*",
+    force: bool = False,
+    limit_s: float = DEFAULT_LIMIT_S,
+    progress: bool = True,
+) -> list[Outcome]:
+    """Autograde every matching submission of `assignment` in `course`; one Outcome per student."""
+    course = course.resolve()
+    if not (course / "nbgrader_config.py").is_file():
+        raise GradeError(f"{course} has no nbgrader_config.py: run in the course folder")
+    students = submitted_students(course, assignment, pattern)
+    if not students:
+        raise GradeError(f"no submissions of {assignment} match {pattern!r} in {course}/submitted")
+    todo = [s for s in students if force or not up_to_date(course, assignment, s)]
+    outcomes = [
+        Outcome(s, SKIPPED, reason="already graded (--force regrades)")
+        for s in students
+        if s not in todo
+    ]
+    logs = course / "grade_logs" / assignment
+    logs.mkdir(parents=True, exist_ok=True)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
+    bar = _progress_bar(len(todo), jobs, progress)
+
+    def done(outcome: Outcome) -> None:
+        outcomes.append(outcome)
+        failed = sum(o.status == FAILED for o in outcomes)
+        bar.set_postfix_str(f"{failed} failed" if failed else "", refresh=False)
+        bar.update(1)
+
+    try:
+        if todo:
+            pool = Pool(course, assignment, jobs, limit_s, logs)
+            try:
+                pool.run(todo, done)
+            finally:
+                pool.close()
+    finally:
+        bar.close()
+        write_record(logs / "record.csv", outcomes)
+    return sorted(outcomes, key=lambda o: o.student_id)
+
+
+def _progress_bar(total: int, jobs: int, enabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        desc=f"grading ({jobs} workers)",
+        unit="student",
+        disable=not enabled,
+        smoothing=0.1,
+    )
+
+
+def summary(outcomes: Sequence[Outcome]) -> str:
+    """Counts by status, then every student that was not graded, with the reason."""
+    counts = {s: sum(o.status == s for o in outcomes) for s in (GRADED, FAILED, SKIPPED)}
+    lines = [", ".join(f"{n} {s}" for s, n in counts.items())]
+    lines += [
+        f"  {o.student_id}: {o.status}: {o.reason}"
+        for o in outcomes
+        if o.status in (FAILED, INTERRUPTED)
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,101 @@
+"""One grading process: loads nbgrader and the course config once, then autogrades one student
+at a time with nbgrader's own API (the call formgrader makes), for as long as it is given work.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from pathlib import Path
+
+STOP = None
+"""Sent instead of a student id: the worker exits."""
+
+FRIENDLY = {
+    "DeadKernelError": "the kernel died while running the notebook (the code exited or crashed it)",
+    "CellTimeoutError": "a cell ran past Execute.timeout and the kernel did not answer",
+    "UnresponsiveKernelError": "the kernel stopped answering and could not be interrupted",
+    "OperationalError": "the gradebook could not be written",
+}
+EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception|Exit))\b:?(.*)$")
+
+
+@dataclass(frozen=True)
+class Graded:
+    """What a worker reports for one student: nbgrader's verdict, its reason and its log."""
+
+    student_id: str
+    success: bool
+    seconds: float
+    reason: str
+    log: str
+
+
+def gradebook_url(url: str, busy_timeout: int = 300) -> str:
+    """Workers share one SQLite gradebook: wait for its lock instead of failing after 5 s."""
+    if url.startswith("sqlite:///") and "?" not in url:
+        return f"{url}?timeout={busy_timeout}"
+    return url
+
+
+def failure_reason(text: str) -> str:
+    """The first exception a failed autograde logged, said plainly."""
+    found = []
+    for line in text.splitlines():
+        match = EXCEPTION_LINE.match(line.strip())
+        if match and match.group(1) != "NbGraderException":
+            found.append((match.group(1), line.strip()))
+    if not found:
+        return "nbgrader could not grade it (see its log)"
+    name, line = found[0]
+    return f"{FRIENDLY[name]} ({line})" if name in FRIENDLY else line
+
+
+def load_api(course: Path):
+    """nbgrader's API over the course, configured exactly as `nbgrader` run in `course` would be."""
+    from nbgrader.apps import NbGraderAPI, NbGraderApp
+    from nbgrader.coursedir import CourseDirectory
+
+    app = NbGraderApp()
+    app.initialize([])
+    config = app.config
+    coursedir = CourseDirectory(config=config)
+    config.CourseDirectory.db_url = gradebook_url(coursedir.db_url)
+    return NbGraderAPI(CourseDirectory(config=config), config=config)
+
+
+def serve(connection: Connection, course: str, assignment: str, log: str) -> None:
+    """The worker's main loop: its own session (Ctrl-C in the terminal reaches the parent only),
+    its output and its kernels' in `log` (the terminal keeps the progress bar)."""
+    os.setsid()
+    sink = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(sink, 1)
+    os.dup2(sink, 2)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    os.chdir(course)
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+    os.environ.pop("NBGRADER_EXECUTION", None)
+    api = load_api(Path(course))
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s [%(levelname)s] %(message)s"))
+    api.log.addHandler(handler)
+    connection.send("ready")
+    while (student_id := connection.recv()) is not STOP:
+        started = time.perf_counter()
+        result = api.autograde(assignment, student_id, force=True, create=True)
+        log = result.get("log", "") + result.get("error", "")
+        connection.send(
+            Graded(
+                student_id,
+                result["success"],
+                time.perf_counter() - started,
+                "" if result["success"] else failure_reason(log),
+                log,
+            )
+        )

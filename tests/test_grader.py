@@ -1,0 +1,181 @@
+"""`viewcopy grade` on a real course: parallel workers, a hang and a kernel death beside honest
+students, the same gradebook as plain `nbgrader autograde`, skipping, and Ctrl-C.
+
+Slow (a kernel per submission): one course serves the module.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from course_notebook import ROOT
+
+from viewcopy.cycle import ASSIGNMENT, COURSE_ID, enrol, nbgrader, prepare_course
+from viewcopy.grader import FAILED, GRADED, SKIPPED, grade, up_to_date
+from viewcopy.grading_worker import failure_reason, gradebook_url
+from viewcopy.synthetic import Student, synthetic_class, write_submission
+
+LIMIT_S = 30
+HONEST = ("honest_perfect", "honest_typical")
+
+
+def hostile(student_id: str, profile: str, classify: str) -> Student:
+    return Student(student_id, profile, {"classify": classify}, runs=False)
+
+
+def students() -> list[Student]:
+    base = {s.student_id: s for s in synthetic_class()}
+    perfect, typical = base["perfect"], base["typical"]
+    return [
+        Student("honest_perfect", perfect.profile, perfect.cells),
+        Student("honest_typical", typical.profile, typical.cells, runs=False),
+        hostile("hangs", "an endless loop", "while True:\n    pass\n"),
+        hostile("kills_kernel", "exits its kernel", "import os\nos._exit(3)\n"),
+    ]
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory):
+    course = tmp_path_factory.mktemp("grade") / "course"
+    prepare_course(ROOT, course)
+    nbgrader(course, "generate_assignment", ASSIGNMENT, "--create", "--force")
+    everyone = students()
+    enrol(course, everyone)
+    for student in everyone:
+        folder = course / "submitted" / student.student_id / ASSIGNMENT
+        write_submission(student, course / "release" / ASSIGNMENT, folder)
+        (folder / "timestamp.txt").write_text("2026-11-29 09:00:00.000000 UTC\n")
+    outcomes = grade(course, ASSIGNMENT, jobs=2, limit_s=LIMIT_S, progress=False)
+    return course, {o.student_id: o for o in outcomes}
+
+
+def grades(course: Path, student_ids) -> dict[tuple[str, str], tuple[float | None, bool]]:
+    from nbgrader.api import Gradebook
+
+    rows = {}
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gradebook:
+        for student_id in student_ids:
+            notebook = gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, student_id)
+            for g in notebook.grades:
+                rows[student_id, g.name] = (g.auto_score, g.needs_manual_grade)
+    return rows
+
+
+def test_a_hang_and_a_dead_kernel_fail_with_their_reason_while_the_others_are_graded(course):
+    folder, outcomes = course
+    assert {s: o.status for s, o in outcomes.items()} == {
+        "honest_perfect": GRADED,
+        "honest_typical": GRADED,
+        "hangs": FAILED,
+        "kills_kernel": FAILED,
+    }
+    assert f"{LIMIT_S} s limit" in outcomes["hangs"].reason
+    assert LIMIT_S <= outcomes["hangs"].seconds < LIMIT_S + 10
+    assert "kernel died" in outcomes["kills_kernel"].reason
+    autograded = folder / "autograded"
+    graded = sorted(p.parent.name for p in autograded.glob(f"*/{ASSIGNMENT}"))
+    assert graded == sorted(HONEST)  # as nbgrader does, no half-graded copy stays
+    with (folder / "grade_logs" / ASSIGNMENT / "record.csv").open() as f:
+        record = {row["student_id"]: row for row in csv.DictReader(f)}
+    assert {s: r["status"] for s, r in record.items()} == {s: o.status for s, o in outcomes.items()}
+    assert record["kills_kernel"]["reason"] == outcomes["kills_kernel"].reason
+    honest = grades(folder, HONEST)
+    auto = {k: v for k, v in honest.items() if not k[1].startswith("answer_")}
+    assert auto and all(score is not None and not manual for score, manual in auto.values())
+    assert honest["honest_perfect", "test_classify_hidden"][0] == 5
+
+
+def test_scores_are_what_plain_nbgrader_autograde_gives(course, tmp_path):
+    folder, _ = course
+    plain = tmp_path / "plain"
+    shutil.copytree(folder, plain, ignore=shutil.ignore_patterns("autograded", "grade_logs"))
+    with pytest.raises(Exception, match="autograde"):  # nbgrader fails the run for kills_kernel
+        nbgrader(
+            plain, "autograde", ASSIGNMENT, "--force", "--CourseDirectory.student_id_exclude=hangs"
+        )
+    compared = [*HONEST, "kills_kernel"]
+    ours, theirs = grades(folder, compared), grades(plain, compared)
+    assert ours == theirs
+    assert sum(score or 0 for score, _ in ours.values()) > 10
+    for student_id in HONEST:
+        mine = folder / "autograded" / student_id / ASSIGNMENT / "view_or_copy.ipynb"
+        other = plain / "autograded" / student_id / ASSIGNMENT / "view_or_copy.ipynb"
+        assert _sources(mine) == _sources(other)
+
+
+def _sources(path: Path) -> list[str]:
+    import nbformat
+
+    return [c.source for c in nbformat.read(path, as_version=4).cells]
+
+
+def test_a_rerun_skips_what_is_graded_and_force_regrades(course):
+    folder, _ = course
+    before = grades(folder, HONEST)
+    started = time.monotonic()
+    outcomes = grade(folder, ASSIGNMENT, pattern="honest_*", progress=False)
+    assert [o.status for o in outcomes] == [SKIPPED, SKIPPED]
+    assert time.monotonic() - started < 5  # no worker was started
+    assert all(up_to_date(folder, ASSIGNMENT, s) for s in HONEST)
+    assert not up_to_date(folder, ASSIGNMENT, "kills_kernel")
+
+    (outcome,) = grade(folder, ASSIGNMENT, pattern="*typical", force=True, progress=False)
+    assert (outcome.student_id, outcome.status) == ("honest_typical", GRADED)
+    assert grades(folder, HONEST) == before
+
+
+def test_ctrl_c_finishes_the_submission_in_flight_and_starts_no_other(course):
+    folder, _ = course
+    before = grades(folder, HONEST)
+    command = [
+        str(Path(sys.executable).with_name("viewcopy")),
+        "grade", "--course", str(folder), "--force", "--jobs", "1", "--quiet",
+        "--student", "honest_*",
+    ]  # fmt: skip
+    log = folder / "grade_logs" / ASSIGNMENT / "worker-0.log"
+    log.unlink(missing_ok=True)
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 60
+    while "Sanitizing" not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline, "the worker never started grading"
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode == 130, output
+    assert "finishing the submissions in flight" in output
+    with (folder / "grade_logs" / ASSIGNMENT / "record.csv").open() as f:
+        record = {row["student_id"]: row["status"] for row in csv.DictReader(f)}
+    assert record == {"honest_perfect": GRADED, "honest_typical": "interrupted"}
+    assert grades(folder, HONEST) == before
+    assert all(up_to_date(folder, ASSIGNMENT, s) for s in HONEST)
+
+
+@pytest.mark.parametrize(
+    ("log", "says"),
+    [
+        (
+            "[ERROR] There was an error\nTraceback (most recent call last):\n"
+            "nbclient.exceptions.DeadKernelError: Kernel died\n"
+            "nbgrader.converters.base.NbGraderException: Please see the error log",
+            "the kernel died while running the notebook",
+        ),
+        ("sqlalchemy.exc.OperationalError: database is locked", "gradebook could not be written"),
+        ("ValueError: Invalid timestamp string", "ValueError: Invalid timestamp string"),
+        ("nothing recognisable", "nbgrader could not grade it"),
+    ],
+)
+def test_failure_reasons_name_the_first_exception_plainly(log, says):
+    assert says in failure_reason(log)
+
+
+def test_sqlite_gradebooks_wait_for_the_lock_other_databases_are_left_alone():
+    assert gradebook_url("sqlite:////c/gradebook.db") == "sqlite:////c/gradebook.db?timeout=300"
+    assert gradebook_url("sqlite:////c/g.db?mode=ro") == "sqlite:////c/g.db?mode=ro"
+    assert gradebook_url("postgresql://host/db") == "postgresql://host/db"
