@@ -23,9 +23,11 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from viewcopy.grading_worker import STOP, Graded, serve
+from viewcopy.sandbox import Limits, bwrap_problem, describe
 
 GRADED, FAILED, SKIPPED, INTERRUPTED = "graded", "failed", "skipped", "interrupted"
 DEFAULT_LIMIT_S = 900
+SANDBOXED = Limits()
 
 
 @dataclass(frozen=True)
@@ -89,11 +91,11 @@ def kill_tree(pid: int) -> None:
 class Worker:
     """A grading process and the student it is grading, if any."""
 
-    def __init__(self, course: Path, assignment: str, log: Path):
+    def __init__(self, course: Path, assignment: str, log: Path, limits: Limits | None):
         context = multiprocessing.get_context("spawn")
         self.connection, theirs = context.Pipe()
         self.process = context.Process(
-            target=serve, args=(theirs, str(course), assignment, str(log)), daemon=True
+            target=serve, args=(theirs, str(course), assignment, str(log), limits), daemon=True
         )
         self.process.start()
         theirs.close()
@@ -127,13 +129,22 @@ def discard_partial(course: Path, assignment: str, student_id: str) -> None:
 class Pool:
     """Hands students to workers; collects one Outcome per student, whatever each one does."""
 
-    def __init__(self, course: Path, assignment: str, jobs: int, limit_s: float, logs: Path):
+    def __init__(
+        self,
+        course: Path,
+        assignment: str,
+        jobs: int,
+        limit_s: float,
+        logs: Path,
+        limits: Limits | None,
+    ):
         self.course, self.assignment, self.limit_s, self.logs = course, assignment, limit_s, logs
+        self.limits = limits
         self.slots = jobs
         self.workers = [self._spawn(i) for i in range(jobs)]
 
     def _spawn(self, index: int) -> Worker:
-        return Worker(self.course, self.assignment, self.logs / f"worker-{index}.log")
+        return Worker(self.course, self.assignment, self.logs / f"worker-{index}.log", self.limits)
 
     def run(self, students: Sequence[str], done: Callable[[Outcome], None]) -> None:
         queue = deque(students)
@@ -243,8 +254,14 @@ def grade(
     force: bool = False,
     limit_s: float = DEFAULT_LIMIT_S,
     progress: bool = True,
+    sandbox: Limits | None = SANDBOXED,
+    say: Callable[[str], None] = print,
 ) -> list[Outcome]:
-    """Autograde every matching submission of `assignment` in `course`; one Outcome per student."""
+    """Autograde every matching submission of `assignment` in `course`; one Outcome per student.
+
+    With `sandbox` (the default) every kernel runs in bubblewrap under those limits; None grades
+    with the instructor's rights, as plain `nbgrader autograde` does.
+    """
     course = course.resolve()
     if not (course / "nbgrader_config.py").is_file():
         raise GradeError(f"{course} has no nbgrader_config.py: run in the course folder")
@@ -259,6 +276,8 @@ def grade(
     ]
     logs = course / "grade_logs" / assignment
     logs.mkdir(parents=True, exist_ok=True)
+    if todo:
+        say(_isolation(sandbox))
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
     bar = _progress_bar(len(todo), jobs, progress)
 
@@ -270,7 +289,7 @@ def grade(
 
     try:
         if todo:
-            pool = Pool(course, assignment, jobs, limit_s, logs)
+            pool = Pool(course, assignment, jobs, limit_s, logs, sandbox)
             try:
                 pool.run(todo, done)
             finally:
@@ -279,6 +298,22 @@ def grade(
         bar.close()
         write_record(logs / "record.csv", outcomes)
     return sorted(outcomes, key=lambda o: o.student_id)
+
+
+def _isolation(sandbox: Limits | None) -> str:
+    """The line that says how student code runs; GradeError when the sandbox cannot work here."""
+    if sandbox is None:
+        return (
+            "no sandbox: student code runs with your rights and can read source/ and "
+            "rewrite gradebook.db (--no-sandbox)"
+        )
+    problem = bwrap_problem()
+    if problem:
+        raise GradeError(
+            f"cannot sandbox the kernels: {problem}. Install it, or pass --no-sandbox to grade "
+            "with your own rights (student code could then read source/ and the gradebook)."
+        )
+    return describe(sandbox)
 
 
 def _progress_bar(total: int, jobs: int, enabled: bool):

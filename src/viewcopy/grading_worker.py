@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from viewcopy.sandbox import Limits
+
 STOP = None
 """Sent instead of a student id: the worker exits."""
 
@@ -57,8 +59,9 @@ def failure_reason(text: str) -> str:
     return f"{FRIENDLY[name]} ({line})" if name in FRIENDLY else line
 
 
-def load_api(course: Path):
-    """nbgrader's API over the course, configured exactly as `nbgrader` run in `course` would be."""
+def load_api(course: Path, limits: Limits | None):
+    """nbgrader's API over the course, configured as `nbgrader` run in `course` would be; with
+    `limits`, every kernel runs in the sandbox under them."""
     from nbgrader.apps import NbGraderAPI, NbGraderApp
     from nbgrader.coursedir import CourseDirectory
 
@@ -67,10 +70,16 @@ def load_api(course: Path):
     config = app.config
     coursedir = CourseDirectory(config=config)
     config.CourseDirectory.db_url = gradebook_url(coursedir.db_url)
+    if limits is not None:
+        from viewcopy.sandboxed_kernel import sandbox_config
+
+        sandbox_config(config, course, limits)
     return NbGraderAPI(CourseDirectory(config=config), config=config)
 
 
-def serve(connection: Connection, course: str, assignment: str, log: str) -> None:
+def serve(
+    connection: Connection, course: str, assignment: str, log: str, limits: Limits | None
+) -> None:
     """The worker's main loop: its own session (Ctrl-C in the terminal reaches the parent only),
     its output and its kernels' in `log` (the terminal keeps the progress bar)."""
     os.setsid()
@@ -81,7 +90,7 @@ def serve(connection: Connection, course: str, assignment: str, log: str) -> Non
     os.chdir(course)
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
     os.environ.pop("NBGRADER_EXECUTION", None)
-    api = load_api(Path(course))
+    api = load_api(Path(course), limits)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s [%(levelname)s] %(message)s"))
     api.log.addHandler(handler)

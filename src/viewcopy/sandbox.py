@@ -1,0 +1,193 @@
+"""The sandbox a graded kernel runs in: bubblewrap, prlimit and cgroups, and what they enforce.
+
+The kernel sees the Python environment and a few system folders read-only, and its working copy
+(the autograded folder's files, read-only, on a small private tmpfs it may write); nothing of the
+course (source/, other submissions, the gradebook) is mounted. It runs as an unprivileged user in
+its own user, pid, network, IPC and UTS namespaces (no network at all), under `prlimit` (CPU time,
+address space, file size) and, where the machine lets us create cgroups, a process-count and
+memory cgroup. The grader talks to it over Unix sockets in a folder mounted for that alone.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+ETC = (
+    "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/ssl",
+    "/etc/ca-certificates", "/etc/alternatives", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
+)  # fmt: skip
+COURSE_DATA = ("source", "release", "submitted", "autograded", "feedback", "gradebook.db")
+NOBODY = "65534"
+
+
+@dataclass(frozen=True)
+class Limits:
+    """What one graded kernel may use."""
+
+    cpu_s: int = 600
+    memory_bytes: int = 4 * 2**30
+    processes: int = 256
+    file_bytes: int = 256 * 2**20
+    scratch_bytes: int = 256 * 2**20
+
+    def describe(self) -> str:
+        return (
+            f"CPU {self.cpu_s} s, memory {self.memory_bytes / 2**30:g} GiB, "
+            f"{self.processes} processes, files {self.file_bytes / 2**20:g} MiB, "
+            f"scratch {self.scratch_bytes / 2**20:g} MiB"
+        )
+
+
+def bwrap_problem() -> str | None:
+    """Why bubblewrap cannot sandbox kernels here, or None when it can."""
+    if shutil.which("bwrap") is None:
+        return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    trial = [
+        "bwrap", "--unshare-all", "--unshare-user", "--uid", NOBODY, "--gid", NOBODY,
+        "--ro-bind", "/", "/", "--", "true",
+    ]  # fmt: skip
+    done = subprocess.run(trial, capture_output=True, text=True)
+    if done.returncode != 0:
+        return f"bubblewrap cannot create namespaces here: {done.stderr.strip()}"
+    return None
+
+
+def readable_paths(course: Path) -> list[str]:
+    """System folders and this Python's folders, except any that holds the course's data."""
+    protected = [course / name for name in COURSE_DATA]
+    candidates = [
+        *SYSTEM,
+        *ETC,
+        sys.prefix,
+        sys.base_prefix,
+        *(p for p in sys.path if p and os.path.isdir(p)),
+    ]
+    chosen: list[str] = []
+    for candidate in candidates:
+        path = Path(candidate).resolve()
+        if not path.exists() or any(_within(p, path) for p in protected):
+            continue
+        if str(path) not in chosen and not any(_within(path, Path(c)) for c in chosen):
+            chosen.append(str(path))
+    return chosen
+
+
+def _within(path: Path, folder: Path) -> bool:
+    return path == folder or folder in path.parents
+
+
+class Cgroups:
+    """A cgroup for one kernel in each hierarchy that limits processes or memory (v1 or v2)."""
+
+    def __init__(self, limits: Limits, root: Path = Path("/sys/fs/cgroup")):
+        self.folders: list[Path] = []
+        name = f"viewcopy/{uuid.uuid4().hex[:12]}"
+        settings = {
+            "pids": {"pids.max": limits.processes},
+            "memory": {"memory.limit_in_bytes": limits.memory_bytes},
+        }
+        if (root / "cgroup.controllers").is_file():  # unified (v2)
+            self._make(
+                root, name, {"pids.max": limits.processes, "memory.max": limits.memory_bytes}
+            )
+        else:
+            for controller, values in settings.items():
+                if (root / controller).is_dir():
+                    self._make(root / controller, name, values)
+
+    def _make(self, hierarchy: Path, name: str, values: dict[str, int]) -> None:
+        folder = hierarchy / name
+        try:
+            if (hierarchy / "cgroup.controllers").is_file():
+                (hierarchy / "viewcopy").mkdir(exist_ok=True)
+                (hierarchy / "viewcopy" / "cgroup.subtree_control").write_text("+pids +memory")
+            folder.mkdir(parents=True)
+            for key, value in values.items():
+                (folder / key).write_text(str(value))
+        except OSError:
+            shutil.rmtree(folder, ignore_errors=True)
+            return
+        self.folders.append(folder)
+
+    @property
+    def limited(self) -> set[str]:
+        keys = {f.name for folder in self.folders for f in folder.iterdir()}
+        return {kind for kind in ("pids", "memory") if any(k.startswith(kind) for k in keys)}
+
+    def enter_command(self) -> list[str]:
+        """A shell prefix that moves itself into the cgroups, then runs the rest."""
+        if not self.folders:
+            return []
+        moves = " && ".join(f"echo $$ > {folder / 'cgroup.procs'}" for folder in self.folders)
+        return ["/bin/sh", "-c", f'{moves} && exec "$@"', "sandbox"]
+
+    def remove(self) -> None:
+        for folder in self.folders:
+            procs = folder / "cgroup.procs"
+            for pid in procs.read_text().split() if procs.exists() else []:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(int(pid), 9)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def sandboxed(
+    command: list[str], *, cwd: Path, connection_file: str, sockets: str, readable, limits: Limits
+) -> list[str]:
+    """`command` (a kernel's argv) wrapped in prlimit and bwrap, for the working copy `cwd`."""
+    binds: list[str] = []
+    for link in (p for p in SYSTEM if os.path.islink(p)):  # /lib64 -> usr/lib64 on merged /usr
+        binds += ["--symlink", os.readlink(link), link]
+    for path in readable:
+        binds += ["--ro-bind", path, path]
+    for entry in sorted(cwd.iterdir()) if cwd.is_dir() else []:
+        binds += ["--ro-bind", str(entry), str(entry)]
+    for device in sorted(Path("/dev").glob("nvidia*")):
+        binds += ["--dev-bind", str(device), str(device)]
+    env = ["--clearenv", "--setenv", "HOME", "/tmp", "--setenv", "PATH", os.environ["PATH"]]
+    for key, value in os.environ.items():
+        if key in ("LANG", "LC_ALL", "NBGRADER_EXECUTION") or key.startswith(("CUDA_", "NVIDIA_")):
+            env += ["--setenv", key, value]
+    return [
+        "prlimit", f"--cpu={limits.cpu_s}", f"--fsize={limits.file_bytes}", "--core=0",
+        *([f"--as={limits.memory_bytes * 4}"] if not _has_gpu() else []),
+        "--",
+        "bwrap", "--unshare-all", "--unshare-user", "--uid", NOBODY, "--gid", NOBODY,
+        "--die-with-parent", "--proc", "/proc", "--dev", "/dev",
+        "--size", str(limits.scratch_bytes), "--tmpfs", "/tmp",
+        "--size", str(limits.scratch_bytes), "--tmpfs", str(cwd),
+        *binds,
+        "--ro-bind", connection_file, connection_file,
+        "--bind", sockets, sockets,
+        *env, "--chdir", str(cwd),
+        "--", *command,
+    ]  # fmt: skip
+
+
+def _has_gpu() -> bool:
+    """CUDA reserves far more address space than it uses: no address-space limit with a GPU."""
+    return any(Path("/dev").glob("nvidia[0-9]*"))
+
+
+def describe(limits: Limits) -> str:
+    """The line `viewcopy grade` prints: what isolates student code, and which limits hold."""
+    probe = Cgroups(limits)
+    limited = probe.limited
+    probe.remove()
+    enforced = (
+        "processes and memory by cgroup"
+        if {"pids", "memory"} <= limited
+        else "no cgroup here: processes unlimited, memory by address space only"
+    )
+    return (
+        "sandbox: bubblewrap (own working copy, Python read-only, no network, no course files); "
+        f"limits: {limits.describe()} ({enforced})"
+    )
