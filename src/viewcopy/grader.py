@@ -23,7 +23,7 @@ from multiprocessing.connection import wait
 from pathlib import Path
 
 from viewcopy.grading_worker import STOP, Graded, serve
-from viewcopy.sandbox import Limits, bwrap_problem, describe
+from viewcopy.sandbox import Cgroups, Limits, bwrap_problem, describe
 
 GRADED, FAILED, SKIPPED, INTERRUPTED = "graded", "failed", "skipped", "interrupted"
 DEFAULT_LIMIT_S = 900
@@ -297,6 +297,7 @@ def grade(
     finally:
         bar.close()
         write_record(logs / "record.csv", outcomes)
+        Cgroups.sweep()
     return sorted(outcomes, key=lambda o: o.student_id)
 
 

@@ -30,7 +30,9 @@ NOBODY = "65534"
 
 @dataclass(frozen=True)
 class Limits:
-    """What one graded kernel may use."""
+    """What one graded kernel may use. Memory is enforced by the cgroup where there is one; the
+    address space may reach twice it (torch maps more than it touches), so that a huge allocation
+    fails as MemoryError in its cell instead of killing the kernel."""
 
     cpu_s: int = 600
     memory_bytes: int = 4 * 2**30
@@ -129,6 +131,15 @@ class Cgroups:
         moves = " && ".join(f"echo $$ > {folder / 'cgroup.procs'}" for folder in self.folders)
         return ["/bin/sh", "-c", f'{moves} && exec "$@"', "sandbox"]
 
+    @staticmethod
+    def sweep(root: Path = Path("/sys/fs/cgroup")) -> None:
+        """Remove every empty kernel cgroup left behind (one still in use refuses: EBUSY)."""
+        for parent in (root / "viewcopy", root / "pids" / "viewcopy", root / "memory" / "viewcopy"):
+            for folder in parent.iterdir() if parent.is_dir() else []:
+                if folder.is_dir():
+                    with contextlib.suppress(OSError):
+                        folder.rmdir()
+
     def remove(self) -> None:
         for folder in self.folders:
             procs = folder / "cgroup.procs"
@@ -158,7 +169,7 @@ def sandboxed(
             env += ["--setenv", key, value]
     return [
         "prlimit", f"--cpu={limits.cpu_s}", f"--fsize={limits.file_bytes}", "--core=0",
-        *([f"--as={limits.memory_bytes * 4}"] if not _has_gpu() else []),
+        *([f"--as={limits.memory_bytes * 2}"] if not _has_gpu() else []),
         "--",
         "bwrap", "--unshare-all", "--unshare-user", "--uid", NOBODY, "--gid", NOBODY,
         "--die-with-parent", "--proc", "/proc", "--dev", "/dev",
