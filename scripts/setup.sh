@@ -4,6 +4,15 @@
 # Override with TORCH_SPEC (e.g. TORCH_SPEC='torch==2.13.0 --index-url ...') for another build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# `viewcopy grade` runs each student's kernel in bubblewrap: install it where we can (Debian/Ubuntu
+# as root); elsewhere it says how, and grading needs it or an explicit --no-sandbox.
+if ! command -v bwrap >/dev/null; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap >/dev/null
+    else
+        echo "note: install bubblewrap (sudo apt-get install bubblewrap) to grade in a sandbox" >&2
+    fi
+fi
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet ${TORCH_SPEC:-torch==2.13.0}
 .venv/bin/python -m pip install --quiet -e '.[test,course]'

@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from viewcopy.grader import DEFAULT_LIMIT_S, grade, summary
+from viewcopy.grader import DEFAULT_LIMIT_S, SANDBOXED, grade, summary
+from viewcopy.sandbox import bwrap_problem
 from viewcopy.synthetic import NOTEBOOK, Student, synthetic_class, write_submission
 
 ASSIGNMENT = "view_or_copy"
@@ -129,7 +130,13 @@ def run_cycle(
         write_submission(student, course / "release" / ASSIGNMENT, folder)
         (folder / "timestamp.txt").write_text("2026-11-29 09:00:00.000000 UTC\n")
     say("viewcopy grade (nbgrader autograde, in parallel) ...")
-    outcomes = grade(course, ASSIGNMENT, force=True, limit_s=limit_s, progress=progress)
+    sandbox = SANDBOXED
+    if (problem := bwrap_problem()) is not None:
+        say(f"no sandbox here ({problem}); these synthetic students are trusted code")
+        sandbox = None
+    outcomes = grade(
+        course, ASSIGNMENT, force=True, limit_s=limit_s, progress=progress, sandbox=sandbox, say=say
+    )
     say(summary(outcomes))
     say("nbgrader generate_feedback ...")
     nbgrader(course, "generate_feedback", ASSIGNMENT, "--force", log=log)
