@@ -35,6 +35,7 @@ class Limits:
     fails as MemoryError in its cell instead of killing the kernel."""
 
     cpu_s: int = 600
+    cpus: float = 1.0
     memory_bytes: int = 4 * 2**30
     processes: int = 256
     file_bytes: int = 256 * 2**20
@@ -42,7 +43,8 @@ class Limits:
 
     def describe(self) -> str:
         return (
-            f"CPU {self.cpu_s} s, memory {self.memory_bytes / 2**30:g} GiB, "
+            f"{self.cpus:g} core, CPU time {self.cpu_s} s, "
+            f"memory {self.memory_bytes / 2**30:g} GiB, "
             f"{self.processes} processes, files {self.file_bytes / 2**20:g} MiB, "
             f"scratch {self.scratch_bytes / 2**20:g} MiB"
         )
@@ -87,42 +89,51 @@ def _within(path: Path, folder: Path) -> bool:
 
 
 class Cgroups:
-    """A cgroup for one kernel in each hierarchy that limits processes or memory (v1 or v2)."""
+    """A cgroup for one kernel in each hierarchy that limits processes, memory or CPU (v1 or v2)."""
+
+    PERIOD_US = 100_000
 
     def __init__(self, limits: Limits, root: Path = Path("/sys/fs/cgroup")):
         self.folders: list[Path] = []
         name = f"viewcopy/{uuid.uuid4().hex[:12]}"
-        settings = {
+        quota = int(limits.cpus * self.PERIOD_US)
+        if (root / "cgroup.controllers").is_file():  # unified (v2)
+            values = {
+                "pids.max": limits.processes,
+                "memory.max": limits.memory_bytes,
+                "cpu.max": f"{quota} {self.PERIOD_US}",
+            }
+            self._make(root, name, values)
+            return
+        v1 = {
             "pids": {"pids.max": limits.processes},
             "memory": {"memory.limit_in_bytes": limits.memory_bytes},
+            "cpu": {"cpu.cfs_period_us": self.PERIOD_US, "cpu.cfs_quota_us": quota},
         }
-        if (root / "cgroup.controllers").is_file():  # unified (v2)
-            self._make(
-                root, name, {"pids.max": limits.processes, "memory.max": limits.memory_bytes}
-            )
-        else:
-            for controller, values in settings.items():
-                if (root / controller).is_dir():
-                    self._make(root / controller, name, values)
+        for controller, values in v1.items():
+            if (root / controller).is_dir():
+                self._make(root / controller, name, values)
 
-    def _make(self, hierarchy: Path, name: str, values: dict[str, int]) -> None:
+    def _make(self, hierarchy: Path, name: str, values: dict[str, object]) -> None:
         folder = hierarchy / name
         try:
             if (hierarchy / "cgroup.controllers").is_file():
                 (hierarchy / "viewcopy").mkdir(exist_ok=True)
-                (hierarchy / "viewcopy" / "cgroup.subtree_control").write_text("+pids +memory")
+                control = hierarchy / "viewcopy" / "cgroup.subtree_control"
+                control.write_text("+pids +memory +cpu")
             folder.mkdir(parents=True)
             for key, value in values.items():
                 (folder / key).write_text(str(value))
         except OSError:
-            shutil.rmtree(folder, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                folder.rmdir()
             return
         self.folders.append(folder)
 
     @property
     def limited(self) -> set[str]:
         keys = {f.name for folder in self.folders for f in folder.iterdir()}
-        return {kind for kind in ("pids", "memory") if any(k.startswith(kind) for k in keys)}
+        return {kind for kind in ("pids", "memory", "cpu") if any(k.startswith(kind) for k in keys)}
 
     def enter_command(self) -> list[str]:
         """A shell prefix that moves itself into the cgroups, then runs the rest."""
@@ -134,7 +145,8 @@ class Cgroups:
     @staticmethod
     def sweep(root: Path = Path("/sys/fs/cgroup")) -> None:
         """Remove every empty kernel cgroup left behind (one still in use refuses: EBUSY)."""
-        for parent in (root / "viewcopy", root / "pids" / "viewcopy", root / "memory" / "viewcopy"):
+        for hierarchy in (root, root / "pids", root / "memory", root / "cpu"):
+            parent = hierarchy / "viewcopy"
             for folder in parent.iterdir() if parent.is_dir() else []:
                 if folder.is_dir():
                     with contextlib.suppress(OSError):
@@ -194,9 +206,10 @@ def describe(limits: Limits) -> str:
     limited = probe.limited
     probe.remove()
     enforced = (
-        "processes and memory by cgroup"
-        if {"pids", "memory"} <= limited
-        else "no cgroup here: processes unlimited, memory by address space only"
+        "cores, processes and memory by cgroup"
+        if {"pids", "memory", "cpu"} <= limited
+        else f"cgroups here limit only {', '.join(sorted(limited)) or 'nothing'}; "
+        "memory falls back to an address-space limit"
     )
     return (
         "sandbox: bubblewrap (own working copy, Python read-only, no network, no course files); "
