@@ -24,3 +24,11 @@ def workdir(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     return tmp_path
+
+
+@pytest.fixture(scope="session")
+def cycle(tmp_path_factory):
+    """One graded course for the whole session: (course folder, {student_id: Result})."""
+    from course_cycle import graded_course
+
+    return graded_course(tmp_path_factory.mktemp("course"))

@@ -10,6 +10,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from viewcopy import catalogue, truth
 from viewcopy.devices import available_devices
@@ -191,7 +192,54 @@ def classify_credit(classify: Callable, cases: Iterable[Case], *, points: float)
     right = sum(o.right for o in outcomes)
     for o in outcomes:
         if not o.right:
-            why = o.problem or f"said {o.got!r}, measured {o.expected!r}"
-            print(f"  [{o.case.device}] {o.case.hint}: {why}")
-    print(f"classify right on {right}/{len(outcomes)} cases.")
+            print(miss_line(o))
+    print(summary_line(right, len(outcomes)))
     return _credit(points, right, len(outcomes))
+
+
+# The lines classify_credit prints, and their parser (the class report reads graded outputs):
+# side by side so that format and parse cannot drift.
+_MISS = re.compile(r"  \[(?P<device>[^\]]+)\] (?P<hint>.+?): (?P<why>(?:said|raised|returned) .*)")
+_SUMMARY = re.compile(r"classify right on (?P<right>\d+)/(?P<total>\d+) cases\.")
+
+
+class Miss(NamedTuple):
+    """One case classify missed, as its line says: the device, the case's hint, and why."""
+
+    device: str
+    hint: str
+    why: str
+
+    @property
+    def answered(self) -> bool:
+        """True when classify answered (wrongly); False when it raised or returned junk."""
+        return self.why.startswith("said ")
+
+
+def miss_line(outcome: Outcome) -> str:
+    """`  [device] hint: why`, on one line whatever the student's exception message holds."""
+    why = outcome.problem or f"said {outcome.got!r}, measured {outcome.expected!r}"
+    return " ".join(f"  [{outcome.case.device}] {outcome.case.hint}: {why}".splitlines())
+
+
+def summary_line(right: int, total: int) -> str:
+    return f"classify right on {right}/{total} cases."
+
+
+def parse_misses(text: str) -> list[Miss] | None:
+    """The misses a classify test cell's output lists; None when it holds no finished run.
+
+    Only the lines just above the last summary line count, as many as it says were missed:
+    anything the student's classify printed came before them.
+    """
+    lines = text.splitlines()
+    ends = [i for i, line in enumerate(lines) if _SUMMARY.fullmatch(line)]
+    if not ends:
+        return None
+    summary = _SUMMARY.fullmatch(lines[ends[-1]])
+    missed = int(summary["total"]) - int(summary["right"])
+    block = lines[ends[-1] - missed : ends[-1]] if 0 <= missed <= ends[-1] else []
+    found = [_MISS.fullmatch(line) for line in block]
+    if len(found) != missed or not all(found):
+        return None
+    return [Miss(**m.groupdict()) for m in found]

@@ -11,6 +11,7 @@ from viewcopy import catalogue
 from viewcopy.devices import KNOWN_DEVICES, DeviceUnavailable, resolve_devices
 from viewcopy.expressions import ExpressionError
 from viewcopy.formats import FORMATS, render, render_one
+from viewcopy.grader import DEFAULT_LIMIT_S, GradeError
 from viewcopy.measure import MeasurementDisagreement, measure, measure_catalogue
 
 USAGE_ERROR = 2
@@ -44,6 +45,34 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--repo", default=".", help="the course repository (nbgrader_config.py)")
     demo.add_argument("--course", default="demo_course", help="the folder to build (replaced)")
+
+    grade = commands.add_parser(
+        "grade", help="nbgrader autograde for the whole class, in parallel, with progress"
+    )
+    grade.add_argument("assignment", nargs="?", default="view_or_copy")
+    grade.add_argument("--course", default=".", help="the nbgrader course folder")
+    grade.add_argument("--jobs", type=_positive, default=None, help="workers (default: cores)")
+    grade.add_argument("--student", default="*", help="student ids to grade (shell pattern)")
+    grade.add_argument("--force", action="store_true", help="regrade what is already graded")
+    grade.add_argument(
+        "--limit",
+        type=_positive,
+        default=DEFAULT_LIMIT_S,
+        help="seconds one submission may run before it is failed (default %(default)s)",
+    )
+    grade.add_argument("--quiet", action="store_true", help="no progress bar")
+    grade.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run student code with your rights, as plain nbgrader does (not safe)",
+    )
+
+    report = commands.add_parser(
+        "report", help="the class report of a graded course: misconceptions, locks, scores, traps"
+    )
+    report.add_argument("assignment", nargs="?", default="view_or_copy")
+    report.add_argument("--course", default=".", help="the graded nbgrader course folder")
+    report.add_argument("--out", help="where to write (default: <course>/reports/<assignment>)")
     return parser
 
 
@@ -85,18 +114,72 @@ def run_demo(args: argparse.Namespace) -> str:
     )
 
 
+def run_grade(args: argparse.Namespace) -> str:
+    from viewcopy.grader import FAILED, SANDBOXED, grade, summary
+
+    outcomes = grade(
+        Path(args.course),
+        args.assignment,
+        jobs=args.jobs,
+        pattern=args.student,
+        force=args.force,
+        limit_s=args.limit,
+        progress=not args.quiet,
+        sandbox=None if args.no_sandbox else SANDBOXED,
+    )
+    record = Path(args.course).resolve() / "grade_logs" / args.assignment / "record.csv"
+    text = f"{summary(outcomes)}\nrecord: {record} (nbgrader's log per student beside it)"
+    if any(o.status == FAILED for o in outcomes):
+        raise SubmissionsFailed(text)
+    return text
+
+
+def run_report(args: argparse.Namespace) -> str:
+    from viewcopy.report import build_report, summary, write_report
+
+    course = Path(args.course)
+    out = Path(args.out) if args.out else course / "reports" / args.assignment
+    report = build_report(course, args.assignment)
+    written = write_report(report, out)
+    return f"{summary(report)}\nwrote {', '.join(p.name for p in written)} to {out}"
+
+
+class SubmissionsFailed(Exception):
+    """Some submissions could not be graded (as `nbgrader autograde`, the exit status says so)."""
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def _parent_label(parent_expr: str) -> str:
     return "x" if parent_expr == catalogue.PARENT_EXPR else parent_expr
 
 
-COMMANDS = {"key": run_key, "probe": run_probe, "draw": run_draw, "demo": run_demo}
+COMMANDS = {
+    "key": run_key,
+    "probe": run_probe,
+    "draw": run_draw,
+    "demo": run_demo,
+    "grade": run_grade,
+    "report": run_report,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         print(COMMANDS[args.command](args))
-    except (ExpressionError, DeviceUnavailable, OSError) as exc:
+    except SubmissionsFailed as exc:
+        print(exc)
+        return 1
+    except KeyboardInterrupt:
+        print(f"viewcopy {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except (ExpressionError, DeviceUnavailable, OSError, GradeError) as exc:
         print(f"viewcopy {args.command}: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
     except (MeasurementDisagreement, RuntimeError) as exc:

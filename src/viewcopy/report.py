@@ -1,0 +1,386 @@
+"""The class report: what an instructor needs before the next lecture, from a graded course.
+
+It reads the nbgrader course folder and runs none of the students' code: PREDICTIONS and the lock
+from `submitted/` (viewcopy.handin), the classify tests' printed misses from `autograded/`
+(checks.parse_misses), the scores from `gradebook.db` (opened read-only). Predictions are judged
+against the truth measured on this machine, never against a typed key.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import tempfile
+from collections import Counter
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+import pandas as pd
+import torch
+
+from viewcopy import catalogue
+from viewcopy.checks import Miss, parse_misses
+from viewcopy.devices import available_devices
+from viewcopy.grading import PASS_MARK, Truth, judge, truth_table
+from viewcopy.handin import LOCK_STATES, NO_SUBMISSION, HandIn, read_handin
+from viewcopy.measure import measure_catalogue
+from viewcopy.predictions import VERDICT_CHOICES
+from viewcopy.synthetic import NOTEBOOK
+
+CLASSIFY_CELLS = ("test_classify_visible", "test_classify_hidden")
+Grades = dict[str, tuple[float | None, float]]
+"""Grade cell -> (score, max score); the score is None while it waits for hand grading."""
+
+
+@dataclass(frozen=True)
+class StudentLine:
+    """One student: lock state, predictions right, gradebook scores and classify misses."""
+
+    student: str
+    lock: str
+    right: int | None
+    credited: int
+    grades: Grades
+    classify: Mapping[str, tuple[Miss, ...] | None]
+    problems: tuple[str, ...]
+
+    @property
+    def passes(self) -> bool:
+        return self.credited >= PASS_MARK
+
+    @property
+    def auto_total(self) -> float:
+        return sum(score or 0.0 for score, _ in self.grades.values())
+
+    @property
+    def max_total(self) -> float:
+        return sum(maximum for _, maximum in self.grades.values())
+
+
+@dataclass(frozen=True)
+class ItemMisses:
+    """Who mispredicted one item before looking, and what they said instead."""
+
+    item: int
+    expr: str
+    truth: str
+    said: Mapping[str, int]
+    students: tuple[str, ...]
+
+    @property
+    def wrong(self) -> int:
+        return len(self.students)
+
+
+@dataclass(frozen=True)
+class TrapMisses:
+    """One classify test case and the students it caught: wrong answers, and crashes or junk."""
+
+    cell: str
+    device: str
+    hint: str
+    wrong: tuple[str, ...]
+    failed: tuple[str, ...]
+
+    @property
+    def caught(self) -> int:
+        return len(self.wrong) + len(self.failed)
+
+
+@dataclass(frozen=True)
+class Specificity:
+    """How many of the graded answers to one of the five are specific (the specific_N cell)."""
+
+    item: int
+    specific: int
+    graded: int
+
+    @property
+    def fraction(self) -> float:
+        return self.specific / self.graded if self.graded else 0.0
+
+
+@dataclass(frozen=True)
+class ClassReport:
+    """Everything the report shows, built by build_report; `rows` flattens it for the CSV."""
+
+    assignment: str
+    course: Path
+    devices: tuple[str, ...]
+    torch: str
+    students: tuple[StudentLine, ...]
+    judged: int
+    misconceptions: tuple[ItemMisses, ...]
+    classify_runs: Mapping[str, int]
+    traps: tuple[TrapMisses, ...]
+    specificity: tuple[Specificity, ...]
+
+    @property
+    def lock_counts(self) -> dict[str, int]:
+        counts = Counter(s.lock for s in self.students)
+        return {state: counts[state] for state in LOCK_STATES}
+
+    @property
+    def handed_in(self) -> tuple[StudentLine, ...]:
+        return tuple(s for s in self.students if s.lock != NO_SUBMISSION)
+
+    @property
+    def problems(self) -> list[tuple[str, str]]:
+        return [(s.student, p) for s in self.students for p in s.problems]
+
+
+def build_report(course: Path, assignment: str = "view_or_copy") -> ClassReport:
+    """Read the graded course and judge it against the truth measured here."""
+    course = Path(course).resolve()
+    if not ((course / "gradebook.db").is_file() or (course / "submitted").is_dir()):
+        raise FileNotFoundError(f"{course} has no gradebook.db and no submitted/: not graded yet")
+    devices = available_devices()
+    table = truth_table(measure_catalogue(devices))
+    grades = read_grades(course, assignment)
+    found = sorted({*grades, *_folders(course / "submitted", assignment)})
+    handins = [read_handin(course / "submitted" / s / assignment, s) for s in found]
+    students = tuple(
+        _student_line(h, table, grades.get(h.student), course / "autograded", assignment)
+        for h in handins
+    )
+    judged = [h for h in handins if h.before_looking is not None]
+    return ClassReport(
+        assignment=assignment,
+        course=course,
+        devices=devices,
+        torch=torch.__version__,
+        students=students,
+        judged=len(judged),
+        misconceptions=tuple(_item_misses(item, judged, table) for item in catalogue.ITEMS),
+        classify_runs={
+            cell: sum(s.classify.get(cell) is not None for s in students) for cell in CLASSIFY_CELLS
+        },
+        traps=_traps(students),
+        specificity=tuple(_specificity(q.item, students) for q in catalogue.QUESTIONS),
+    )
+
+
+def _folders(root: Path, assignment: str) -> list[str]:
+    return [p.parent.name for p in root.glob(f"*/{assignment}") if p.is_dir()]
+
+
+def read_grades(course: Path, assignment: str) -> dict[str, Grades]:
+    """Every student's grade cells for the lab's notebook, from a copy of the gradebook.
+
+    The copy keeps the course's gradebook.db untouched (nbgrader's Gradebook creates what it
+    misses). A student enrolled without a graded submission maps to {}; no gradebook, to {}.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    path = course / "gradebook.db"
+    if not path.is_file():
+        return {}
+    out: dict[str, Grades] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(shutil.copy(path, folder))
+        with Gradebook(f"sqlite:///{copy}", course_id="") as gradebook:
+            for student in gradebook.students:
+                try:
+                    notebook = gradebook.find_submission_notebook(
+                        NOTEBOOK.removesuffix(".ipynb"), assignment, student.id
+                    )
+                except MissingEntry:
+                    out[student.id] = {}
+                    continue
+                out[student.id] = {
+                    g.name: (None if g.needs_manual_grade else g.score, g.max_score)
+                    for g in notebook.grades
+                }
+    return out
+
+
+def _student_line(
+    handin: HandIn,
+    table: Mapping[int, Truth],
+    grades: Grades | None,
+    autograded: Path,
+    assignment: str,
+) -> StudentLine:
+    problems = [handin.problem] if handin.problem else []
+    right = None
+    if handin.submitted is not None:
+        right = sum(judge(p, table[i])[0] for i, p in handin.submitted.items())
+    if not grades and handin.lock != NO_SUBMISSION:
+        problems.append("no graded submission in the gradebook")
+    classify, missing = read_classify(autograded / handin.student / assignment / NOTEBOOK)
+    if missing and handin.lock != NO_SUBMISSION:
+        problems.append(missing)
+    return StudentLine(
+        student=handin.student,
+        lock=handin.lock,
+        right=right,
+        credited=right if handin.counts and right is not None else 0,
+        grades=grades or {},
+        classify=classify,
+        problems=tuple(problems),
+    )
+
+
+def read_classify(path: Path) -> tuple[dict[str, tuple[Miss, ...] | None], str]:
+    """The misses each classify test cell printed in an autograded notebook (None: no finished
+    run), and what was missing, if anything."""
+    none = dict.fromkeys(CLASSIFY_CELLS)
+    try:
+        notebook = nbformat.read(path, as_version=4)
+    except FileNotFoundError:
+        return none, "no autograded notebook"
+    except (OSError, ValueError, AttributeError) as exc:
+        return none, f"the autograded notebook is unreadable ({exc})"
+    out = dict(none)
+    for cell in notebook.cells:
+        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if grade_id in out and cell.cell_type == "code":
+            text = "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
+            misses = parse_misses(text)
+            out[grade_id] = None if misses is None else tuple(misses)
+    return out, ""
+
+
+def _item_misses(item: int, judged: list[HandIn], table: Mapping[int, Truth]) -> ItemMisses:
+    truth = table[item]
+    wrong = [
+        (h.student, h.before_looking[item].verdict)
+        for h in judged
+        if not judge(h.before_looking[item], truth)[0]
+    ]
+    flips = f"; flips with {', '.join(truth.flips)}" if truth.flips else ""
+    return ItemMisses(
+        item=item,
+        expr=catalogue.op(item).expr,
+        truth=f"{truth.reference}{flips}",
+        said=dict(Counter(verdict for _, verdict in wrong).most_common()),
+        students=tuple(student for student, _ in wrong),
+    )
+
+
+def _traps(students: tuple[StudentLine, ...]) -> tuple[TrapMisses, ...]:
+    caught: dict[tuple[str, str, str], tuple[list[str], list[str]]] = {}
+    for s in students:
+        for cell, misses in s.classify.items():
+            # a case counts once per student, whatever the output repeats
+            once = {(cell, m.device, m.hint): m.answered for m in misses or ()}
+            for key, answered in once.items():
+                wrong, failed = caught.setdefault(key, ([], []))
+                (wrong if answered else failed).append(s.student)
+    traps = [TrapMisses(*key, tuple(w), tuple(f)) for key, (w, f) in caught.items()]
+    return tuple(sorted(traps, key=lambda t: (-len(t.wrong), -t.caught, t.cell, t.hint)))
+
+
+def _specificity(item: int, students: tuple[StudentLine, ...]) -> Specificity:
+    scores = [s.grades[f"specific_{item}"] for s in students if f"specific_{item}" in s.grades]
+    specific = sum(score is not None and score >= maximum for score, maximum in scores)
+    return Specificity(item, specific, len(scores))
+
+
+def rows(report: ClassReport) -> Iterator[tuple[str, str, str, object]]:
+    """Every number of the report as (section, key, measure, value): the CSV's rows.
+
+    Sections: class, misconceptions (per item), lock (per state), student (lock, right,
+    credited_right, passes, totals), grades (gradebook score per cell; empty: graded by hand),
+    grade_max, classify_runs, traps (per case), specificity (per question), problems.
+    """
+    yield "class", report.assignment, "students", len(report.students)
+    yield "class", report.assignment, "handed_in", len(report.handed_in)
+    yield "class", report.assignment, "judged_before_looking", report.judged
+    yield "class", report.assignment, "passing", sum(s.passes for s in report.students)
+    for m in report.misconceptions:
+        key = f"{m.item} {m.expr}"
+        yield "misconceptions", key, "wrong", m.wrong
+        for verdict in VERDICT_CHOICES:
+            yield "misconceptions", key, f"said {verdict}", m.said.get(verdict, 0)
+    for state, count in report.lock_counts.items():
+        yield "lock", state, "students", count
+    for s in report.students:
+        yield "student", s.student, "lock", s.lock
+        yield "student", s.student, "right", s.right
+        yield "student", s.student, "credited_right", s.credited
+        yield "student", s.student, "passes", int(s.passes)
+        if s.grades:
+            yield "student", s.student, "auto_total", round(s.auto_total, 4)
+            yield "student", s.student, "max_total", s.max_total
+    for s in report.students:
+        for cell, (score, _) in s.grades.items():
+            yield "grades", s.student, cell, score
+    maxima = {cell: m for s in report.students for cell, (_, m) in s.grades.items()}
+    for cell, maximum in maxima.items():
+        yield "grade_max", cell, "max", maximum
+    for cell, count in report.classify_runs.items():
+        yield "classify_runs", cell, "students", count
+    for t in report.traps:
+        key = f"{t.cell} [{t.device}] {t.hint}"
+        yield "traps", key, "wrong", len(t.wrong)
+        yield "traps", key, "failed", len(t.failed)
+    for q in report.specificity:
+        yield "specificity", str(q.item), "specific", q.specific
+        yield "specificity", str(q.item), "graded", q.graded
+        yield "specificity", str(q.item), "fraction", q.fraction
+    for s in report.students:
+        if s.problems:
+            yield "problems", s.student, "problem", "; ".join(s.problems)
+
+
+def table(report: ClassReport, section: str) -> pd.DataFrame:
+    """One section of the CSV as a table: a row per key, a column per measure."""
+    long = pd.DataFrame(
+        [r[1:] for r in rows(report) if r[0] == section], columns=["key", "measure", "value"]
+    )
+    wide = long.pivot(index="key", columns="measure", values="value")
+    wide = wide.reindex(index=long["key"].unique(), columns=long["measure"].unique())
+    wide.columns.name = None
+    return wide.rename_axis(section)
+
+
+def write_report(report: ClassReport, out: Path) -> list[Path]:
+    """`report.csv` (section,key,measure,value: every number) and one PNG per figure."""
+    from viewcopy.report_plots import FIGURES
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    table = out / "report.csv"
+    with table.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["section", "key", "measure", "value"])
+        writer.writerows(("" if v is None else v for v in row) for row in rows(report))
+    written = [table]
+    for name, draw in FIGURES.items():
+        figure = draw(report)
+        figure.savefig(out / f"{name}.png", dpi=110)
+        written.append(out / f"{name}.png")
+    return written
+
+
+def summary(report: ClassReport) -> str:
+    """A few lines for the terminal: what to look at before the next lecture."""
+    handed = report.handed_in
+    lines = [
+        f"{report.assignment}: {len(report.students)} students, {len(handed)} handed in "
+        f"(truth measured on {', '.join(report.devices)}, torch {report.torch})",
+        f"predictions before looking: {sum(s.passes for s in handed)}/{len(handed)} pass "
+        f"{PASS_MARK}/20",
+        "lock: " + "; ".join(f"{k} {v}" for k, v in report.lock_counts.items() if v),
+    ]
+    worst = sorted(report.misconceptions, key=lambda m: -m.wrong)[:5]
+    lines.append(
+        f"most mispredicted (of {report.judged}): "
+        + ("; ".join(f"{m.item} {m.expr} ({m.wrong})" for m in worst if m.wrong) or "none")
+    )
+    traps = [t for t in report.traps if t.wrong][:5]
+    lines.append(
+        "classify cases answered wrong most: "
+        + ("; ".join(f"{t.hint} [{t.device}] ({len(t.wrong)})" for t in traps) or "none")
+    )
+    lines.append(
+        "specific answers: "
+        + ", ".join(f"{q.item}: {q.specific}/{q.graded}" for q in report.specificity)
+    )
+    if report.problems:
+        lines.append("to look at:")
+        lines += [f"  {student}: {problem}" for student, problem in report.problems]
+    return "\n".join(lines)

@@ -1,0 +1,145 @@
+"""The class report's figures: one function per figure, each a matplotlib Figure (no pyplot).
+
+Figures built this way need no GUI and no global backend; `Figure.savefig` writes PNG with Agg.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from matplotlib.axes import Axes
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from viewcopy.grading import PASS_MARK
+from viewcopy.predictions import VERDICT_CHOICES
+from viewcopy.report import ClassReport
+
+WIDTH = 9.0
+PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3")
+COLORS = dict(zip(VERDICT_CHOICES, PALETTE, strict=True))
+
+
+def _figure(height: float) -> tuple[Figure, Axes]:
+    figure = Figure(figsize=(WIDTH, height), layout="constrained")
+    return figure, figure.add_subplot()
+
+
+def _counting(axis) -> None:
+    """Students are counted in whole numbers."""
+    axis.set_major_locator(MaxNLocator(integer=True))
+
+
+def _nothing(axes: Axes, text: str) -> None:
+    axes.text(0.5, 0.5, text, ha="center", va="center", transform=axes.transAxes)
+    axes.set_axis_off()
+
+
+def misconception_map(report: ClassReport) -> Figure:
+    """Per item, the students who mispredicted it before looking, split by what they said."""
+    figure, axes = _figure(6.5)
+    items = list(reversed(report.misconceptions))
+    labels = [f"{m.item}  {m.expr}  (truth: {m.truth})" for m in items]
+    left = [0] * len(items)
+    for verdict in VERDICT_CHOICES:
+        counts = [m.said.get(verdict, 0) for m in items]
+        if any(counts):
+            axes.barh(labels, counts, left=left, color=COLORS[verdict], label=f"said {verdict}")
+            left = [a + b for a, b in zip(left, counts, strict=True)]
+    axes.set_xlim(0, max(1, report.judged))
+    axes.set_xlabel(f"students who mispredicted it (of {report.judged} judged before looking)")
+    axes.set_title("Misconception map (truth measured on this machine)")
+    _counting(axes.xaxis)
+    if any(left):
+        axes.legend(loc="lower right")
+    return figure
+
+
+def lock_status(report: ClassReport) -> Figure:
+    """How many students locked and kept their predictions, changed them, or never locked."""
+    figure, axes = _figure(3.2)
+    counts = report.lock_counts
+    bars = axes.barh(list(reversed(counts)), list(reversed(counts.values())), color="#4c72b0")
+    axes.bar_label(bars, padding=3)
+    axes.set_xlim(0, max(1, len(report.students)) * 1.1)
+    axes.set_xlabel("students")
+    axes.set_title("Predictions and the lock")
+    _counting(axes.xaxis)
+    return figure
+
+
+def score_histogram(report: ClassReport) -> Figure:
+    """Predictions right before looking (0 unless locked and unchanged), and autograded totals."""
+    figure = Figure(figsize=(WIDTH, 3.6), layout="constrained")
+    left, right = figure.subplots(1, 2)
+    students = report.handed_in
+    left.hist([s.credited for s in students], bins=range(22), align="left", color="#4c72b0")
+    left.axvline(PASS_MARK - 0.5, color="#c44e52", linestyle="--", label=f"{PASS_MARK}/20")
+    left.legend(loc="upper center")
+    _counting(left.yaxis)
+    passing = sum(s.passes for s in students)
+    left.set_title(f"Right before looking: {passing}/{len(students)} reach {PASS_MARK}/20")
+    left.set_xlabel("predictions right (0 when not locked or changed after)")
+    left.set_ylabel("students")
+    left.set_xlim(-0.8, 20.8)
+    graded = [s for s in students if s.grades]
+    if graded:
+        top = max(s.max_total for s in graded)
+        right.hist([s.auto_total for s in graded], bins=10, range=(0, top), color="#55a868")
+        right.set_title(f"Autograded totals (of {top:g}; answers 21-25 by hand)")
+        right.set_xlabel("points")
+        _counting(right.yaxis)
+    else:
+        _nothing(right, "no gradebook scores")
+    return figure
+
+
+def trap_misses(report: ClassReport, *, top: int = 15) -> Figure:
+    """The classify test cases that catch the most students (wrong answers, then crashes)."""
+    traps = list(report.traps[:top])
+    figure, axes = _figure(1.2 + 0.35 * max(len(traps), 3))
+    if not traps:
+        _nothing(axes, "no classify case was missed")
+        return figure
+    traps.reverse()
+    short = {"test_classify_visible": "the twenty", "test_classify_hidden": "hidden"}
+    labels = [f"[{t.device}] {t.hint} ({short.get(t.cell, t.cell)})" for t in traps]
+    wrong = [len(t.wrong) for t in traps]
+    axes.barh(labels, wrong, color="#c44e52", label="answered wrong")
+    axes.barh(
+        labels,
+        [len(t.failed) for t in traps],
+        left=wrong,
+        color="#bbbbbb",
+        label="raised, or not 'view'/'copy'",
+    )
+    runs = max(report.classify_runs.values(), default=0)
+    axes.set_xlim(0, max(1, runs))
+    axes.set_xlabel(f"students caught (of {runs} whose classify tests ran)")
+    axes.set_title("Classify cases that catch the most students")
+    _counting(axes.xaxis)
+    axes.legend(loc="lower right")
+    return figure
+
+
+def specificity(report: ClassReport) -> Figure:
+    """The share of answers to 21-25 that are specific (strides, storage or a byte count)."""
+    figure, axes = _figure(3.2)
+    questions = report.specificity
+    bars = axes.bar([str(q.item) for q in questions], [q.fraction for q in questions])
+    axes.bar_label(bars, labels=[f"{q.specific}/{q.graded}" for q in questions], padding=2)
+    axes.set_ylim(0, 1.15)
+    axes.set_xlabel("answer")
+    axes.set_ylabel("share specific")
+    axes.set_title("The dangerous five: answers that name strides, storage or bytes")
+    return figure
+
+
+FIGURES: dict[str, Callable[[ClassReport], Figure]] = {
+    "misconceptions": misconception_map,
+    "lock_status": lock_status,
+    "scores": score_histogram,
+    "trap_misses": trap_misses,
+    "specificity": specificity,
+}
+"""File name (without .png) -> the function that draws it."""
