@@ -1,0 +1,147 @@
+"""Grading a class: plain `nbgrader autograde` against `viewcopy grade --jobs <cores>`, and each
+against the floor, on the same N synthetic submissions, measured side by side in one run.
+
+The floor is what no grader can avoid per submission: start a kernel, `import torch`, shut it down
+(serially for nbgrader, which grades one at a time; `jobs` at once for viewcopy grade).
+
+Targets: speed-up of viewcopy grade over nbgrader >= 0.8 x cores; viewcopy grade's cost per
+submission within 1.5x the floor at the same parallelism. The scores of both must be identical.
+
+Run: .venv/bin/python benchmarks/grading.py [--students N] [--jobs J] [--keep DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import os
+import shutil
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from viewcopy.cycle import ASSIGNMENT, COURSE_ID, enrol, nbgrader, prepare_course
+from viewcopy.grader import GRADED, grade
+from viewcopy.synthetic import synthetic_class, write_submission
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def build_class(course: Path, n: int) -> list[str]:
+    """A course with n submissions: the synthetic profiles, each run once, copied round-robin."""
+    prepare_course(REPO, course)
+    nbgrader(course, "generate_assignment", ASSIGNMENT, "--create", "--force")
+    profiles = synthetic_class()
+    chosen = [profiles[i % len(profiles)] for i in range(n)]
+    students = [
+        dataclasses.replace(p, student_id=f"s{i:03d}_{p.student_id}") for i, p in enumerate(chosen)
+    ]
+    enrol(course, students)
+    templates = course.parent / "templates"
+    for profile in profiles:
+        write_submission(profile, course / "release" / ASSIGNMENT, templates / profile.student_id)
+    for student, profile in zip(students, chosen, strict=True):
+        folder = course / "submitted" / student.student_id / ASSIGNMENT
+        shutil.copytree(templates / profile.student_id, folder)
+        (folder / "timestamp.txt").write_text("2026-11-29 09:00:00.000000 UTC\n")
+    return [s.student_id for s in students]
+
+
+def floor_one(_: int) -> None:
+    """One submission's unavoidable part: a kernel starts, imports torch, shuts down."""
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        reply = client.execute_interactive("import torch", timeout=300)
+        assert reply["content"]["status"] == "ok", reply
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel()
+
+
+def floor_seconds(n: int, jobs: int) -> float:
+    """Wall time for n floors, `jobs` at a time."""
+    started = time.perf_counter()
+    with ProcessPoolExecutor(jobs) as pool:
+        list(pool.map(floor_one, range(n)))
+    return time.perf_counter() - started
+
+
+def scores(course: Path, students: list[str]) -> dict[tuple[str, str], float | None]:
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gradebook:
+        return {
+            (s, g.name): g.auto_score
+            for s in students
+            for g in gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, s).grades
+        }
+
+
+def timed(work) -> tuple[float, object]:
+    started = time.perf_counter()
+    value = work()
+    return time.perf_counter() - started, value
+
+
+def main() -> int:
+    cores = os.cpu_count() or 1
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=8 * cores)
+    parser.add_argument("--jobs", type=int, default=cores)
+    parser.add_argument("--keep", help="build the courses here and keep them")
+    args = parser.parse_args()
+    os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
+    root = Path(args.keep or tempfile.mkdtemp(prefix="grading-bench-"))
+    try:
+        ours = root / "viewcopy"
+        print(f"building {args.students} submissions in {root} ...", flush=True)
+        students = build_class(ours, args.students)
+        plain = root / "nbgrader"
+        shutil.copytree(ours, plain)
+
+        n, jobs = len(students), args.jobs
+        print("plain nbgrader autograde ...", flush=True)
+        plain_s, _ = timed(lambda: nbgrader(plain, "autograde", ASSIGNMENT, "--force"))
+        print(f"viewcopy grade --jobs {jobs} ...", flush=True)
+        ours_s, outcomes = timed(
+            lambda: grade(ours, ASSIGNMENT, jobs=jobs, force=True, progress=False)
+        )
+        print("floor: kernel start + import torch, serially and in parallel ...", flush=True)
+        floor_serial = floor_seconds(n, 1)
+        floor_parallel = floor_seconds(n, jobs)
+        same = scores(plain, students) == scores(ours, students)
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+
+    graded = sum(o.status == GRADED for o in outcomes)
+    report(n, jobs, cores, plain_s, ours_s, floor_serial, floor_parallel, graded, same)
+    return 0
+
+
+def report(n, jobs, cores, plain_s, ours_s, floor_serial, floor_parallel, graded, same) -> None:
+    speedup, target = plain_s / ours_s, 0.8 * cores
+    rows = [
+        ("nbgrader autograde (serial)", plain_s, floor_serial),
+        (f"viewcopy grade --jobs {jobs}", ours_s, floor_parallel),
+    ]
+    print(f"\n{n} submissions, {cores} cores; {graded}/{n} graded by viewcopy grade")
+    print(f"{'':<32}{'wall':>9}{'per sub':>10}{'floor/sub':>11}{'x floor':>9}")
+    for name, wall, floor in rows:
+        print(f"{name:<32}{wall:>8.1f}s{wall / n:>9.2f}s{floor / n:>10.2f}s{wall / floor:>8.2f}x")
+    ratio = ours_s / floor_parallel
+    print(f"speed-up: {speedup:.2f}x (target >= {target:.1f}x: {verdict(speedup >= target)})")
+    print(f"viewcopy grade vs floor: {ratio:.2f}x (target <= 1.5x: {verdict(ratio <= 1.5)})")
+    print(f"scores identical to nbgrader autograde: {'yes' if same else 'NO'}")
+
+
+def verdict(met: bool) -> str:
+    return "met" if met else "NOT met"
+
+
+if __name__ == "__main__":
+    sys.exit(main())
