@@ -2,17 +2,24 @@
 
 import os
 
-from nbconvert.preprocessors import CSSHTMLHeaderPreprocessor
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
 from nbgrader.preprocessors import (
+    AssignLatePenalties,
     CheckCellMetadata,
     ClearOutput,
     DeduplicateIds,
+    Execute,
     GetGrades,
+    IgnorePattern,
+    LimitOutput,
     OverwriteKernelspec,
+    SaveAutoGrades,
 )
 
 from viewcopy.feedback import HideHiddenTests, StaticWidgets
+from viewcopy.output_cap import CapOutputs
 from viewcopy.restore import RestoreMissingCells
+from viewcopy.trusted import TrustedCredit
 
 c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
 
@@ -32,6 +39,21 @@ c.Autograde.sanitize_preprocessors = [
     DeduplicateIds,
     OverwriteKernelspec,
     RestoreMissingCells,
+    CheckCellMetadata,
+]
+
+# After the notebook runs, the grader recomputes every check cell's credit in its own process from
+# the inputs the cell recorded, against truth it measures itself (viewcopy/trusted.py): a notebook
+# that patches torch, print, the display or viewcopy changes nothing. Outputs past 2 MB are cut.
+c.Autograde.autograde_preprocessors = [
+    Execute,
+    CapOutputs,
+    TrustedCredit,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
     CheckCellMetadata,
 ]
 

@@ -1,5 +1,9 @@
 """What the notebook's graded test cells call. Each returns the credit as a number (nbgrader's
 partial credit) and prints the reason for every point lost; none writes to stderr.
+
+Each credit carries a record of the check's inputs (viewcopy.records): when grading, the grader
+runs the same function on that record in its own process (viewcopy.trusted), inside
+`judged_outside`, and its number is the one that counts.
 """
 
 from __future__ import annotations
@@ -8,8 +12,9 @@ import contextlib
 import io
 import re
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import NamedTuple
 
 from viewcopy import catalogue, truth
@@ -21,12 +26,27 @@ from viewcopy.locking import status
 from viewcopy.measure import measure_catalogue
 from viewcopy.predictions import parse_predictions, rule_problem
 from viewcopy.quiet import captured_fd2
+from viewcopy.records import Credit, decode, encode
 
 RULE_WORDS = re.compile(r"stride|storage|contigu|dtype|device|byte", re.I)
 SPECIFIC = re.compile(
     r"\bstrides?\b|\bstorage\b|\d[\d,.]*\s*(?:[kmgt]i?)?b(?:ytes?)?\b|\d[\d,.]*\s*bytes?\b",
     re.I,
 )
+
+
+_OUTSIDE: list[Path] = []
+
+
+@contextlib.contextmanager
+def judged_outside(folder: Path) -> Iterator[None]:
+    """Judge as the grader does, outside the kernel: the lock is the one in `folder` (the
+    hand-in's copy), and no diagrams are drawn."""
+    _OUTSIDE.append(folder)
+    try:
+        yield
+    finally:
+        _OUTSIDE.pop()
 
 
 def _credit(points: float, earned: float, out_of: float) -> float:
@@ -51,8 +71,9 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
 
     Shows the static diagram of every missed item (it survives the feedback HTML).
     """
+    record = {"check": "prediction_credit", "predictions": encode(predictions)}
     parsed, table, judged = _judged(predictions)
-    lock = status(parsed)
+    lock = status(parsed, _OUTSIDE[-1] if _OUTSIDE else None)
     missed = [item for item, (right, _) in judged.items() if not right]
     correct = len(parsed) - len(missed)
     print(f"{correct}/{len(parsed)} predictions right (full credit from {PASS_MARK}/20).")
@@ -64,19 +85,24 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
         )
     credit = _credit(points, min(correct, PASS_MARK), PASS_MARK) if lock.state == "locked" else 0.0
     print(f"Credit: {credit:g}/{points:g}")
-    for item in missed:
+    for item in missed if not _OUTSIDE else ():
         _display_html(Diagram(table[item].evidence[("x", "cpu")]).html())
-    return credit
+    return Credit(credit, record)
 
 
 def rules_after_credit(predictions: object, rules_after: object, *, points: float = 2) -> float:
     """Credit per miss with a real rule (naming strides, storage, contiguity, dtype, device or
     bytes)."""
+    record = {
+        "check": "rules_after_credit",
+        "predictions": encode(predictions),
+        "rules_after": encode(rules_after),
+    }
     _, _, judged = _judged(predictions)
     missed = [item for item, (right, _) in judged.items() if not right]
     if not isinstance(rules_after, Mapping):
         print(f"RULES_AFTER must be a dict {{item: rule}}, got {type(rules_after).__name__}.")
-        return 0.0
+        return Credit(0.0, record)
     covered = 0
     for item in missed:
         problem = _rule_after_problem(rules_after.get(item))
@@ -85,7 +111,7 @@ def rules_after_credit(predictions: object, rules_after: object, *, points: floa
         else:
             covered += 1
     print(f"{covered}/{len(missed)} missed items have a rule that would have saved them.")
-    return _credit(points, covered, len(missed))
+    return Credit(_credit(points, covered, len(missed)), record)
 
 
 def _rule_after_problem(rule: object) -> str | None:
@@ -102,7 +128,11 @@ def _rule_after_problem(rule: object) -> str | None:
 
 def specificity_credit(answer: object, *, item: int, points: float = 1) -> float:
     """Credit when an answer to 21-25 mentions strides, storage or a byte count (card rule 2)."""
-    name = f"ANSWER_{item}"
+    record = {"check": "specificity_credit", "answer": encode(answer)}
+    return Credit(_specificity(answer, f"ANSWER_{item}", points), record)
+
+
+def _specificity(answer: object, name: str, points: float) -> float:
     if not isinstance(answer, str) or not answer.strip():
         print(f"{name} is empty: answer in one or two sentences.")
         return 0.0
@@ -179,22 +209,71 @@ def run_case(classify: Callable, case: Case) -> Outcome:
     return Outcome(case, expected, got)
 
 
+class Answers:
+    """What classify answered on each case, as the kernel recorded it: the grader judges these
+    against its own measurement instead of calling the student's code."""
+
+    def __init__(self, rows: Iterable[Mapping], tampered: Iterable[str] = ()):
+        self.rows = [dict(r) for r in rows]
+        self.tampered = list(tampered)
+        self._by_case = {
+            (r.get("device"), r.get("parent"), r.get("op"), r.get("hint")): r for r in self.rows
+        }
+
+    @classmethod
+    def from_record(cls, record: Mapping) -> Answers:
+        rows = record.get("answers", [])
+        return cls(rows if isinstance(rows, list) else [], record.get("tampered") or ())
+
+    def outcome(self, case: Case) -> Outcome:
+        """The case built and measured here, judged against the recorded answer."""
+        parent = parent_factory(case.parent, case.device)()
+        expected = truth.verdict(op_function(case.op)(parent), parent)
+        row = self._by_case.get((case.device, case.parent, case.op, case.hint))
+        if not isinstance(row, Mapping):
+            return Outcome(case, expected, None, "no answer recorded")
+        got, problem = decode(row.get("got")), str(row.get("problem") or "")
+        if not problem and got not in ("view", "copy"):
+            problem = f"returned {got!r}, not 'view' or 'copy'"
+        return Outcome(case, expected, got, problem)
+
+
+def _answer_row(outcome: Outcome) -> dict:
+    case, got = outcome.case, outcome.got
+    plain = str.__str__(got) if isinstance(got, str) else encode(got)
+    return {
+        "device": case.device, "parent": case.parent, "op": case.op, "hint": case.hint,
+        "got": plain, "problem": outcome.problem,
+    }  # fmt: skip
+
+
 def classify_credit(classify: Callable, cases: Iterable[Case], *, points: float) -> float:
-    """Credit in proportion to the cases classify gets right; each miss is listed by its hint."""
-    changed = truth.tampered()
+    """Credit in proportion to the cases classify gets right; each miss is listed by its hint.
+
+    `classify` is the student's function, or (when the grader judges) the Answers it recorded.
+    """
+    cases = list(cases)
+    if isinstance(classify, Answers):
+        changed, outcomes = classify.tampered, [classify.outcome(c) for c in cases]
+    else:
+        changed, outcomes = truth.tampered(), [run_case(classify, c) for c in cases]
+    record = {
+        "check": "classify_credit",
+        "answers": [_answer_row(o) for o in outcomes],
+        "tampered": list(changed),
+    }
     if changed:
         print(
             f"torch was modified in this notebook ({', '.join(changed[:5])}); "
             "classify tests need the real torch, so they give no credit."
         )
-        return 0.0
-    outcomes = [run_case(classify, case) for case in cases]
+        return Credit(0.0, record)
     right = sum(o.right for o in outcomes)
     for o in outcomes:
         if not o.right:
             print(miss_line(o))
     print(summary_line(right, len(outcomes)))
-    return _credit(points, right, len(outcomes))
+    return Credit(_credit(points, right, len(outcomes)), record)
 
 
 # The lines classify_credit prints, and their parser (the class report reads graded outputs):
