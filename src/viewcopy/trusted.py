@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import json
 from pathlib import Path
 
 from nbformat.notebooknode import NotebookNode, from_dict
@@ -23,6 +24,7 @@ from nbgrader.utils import is_grade, is_solution
 
 from viewcopy import checks, records
 
+MAX_RECORD_BYTES = 1_000_000
 CHECKS = ("prediction_credit", "rules_after_credit", "specificity_credit", "classify_credit")
 
 
@@ -65,22 +67,24 @@ def rejudge(cell: NotebookNode, source: str, call: ast.Call, points: float, fold
     claimed = _claimed(cell.outputs)
     if any(o.output_type == "error" for o in cell.outputs):
         return  # nbgrader gives an erroring cell no credit; nothing to recompute
+    credit, note = 0.0, ""
     if record is None or record.get("check") != check:
-        credit, note = (
-            0.0,
-            (
-                "The grader found no record of this check's inputs in the cell's output (the "
-                "notebook changed how checks run or display), so it gives no credit."
-            ),
-        )
-    else:
-        credit = judge(check, record, source, call, points, folder)
         note = (
-            ""
-            if claimed == credit
-            else f"The grader's own measurement gives {credit:g}/{points:g}, not what this "
-            f"notebook reported ({claimed}); the grader's number counts."
+            "The grader found no record of this check's inputs in the cell's output (the "
+            "notebook changed how checks run or display), so it gives no credit."
         )
+    elif len(json.dumps(record)) > MAX_RECORD_BYTES:
+        note = "This check's record is too large to be one this lab wrote: no credit."
+    else:
+        try:
+            credit = judge(check, record, source, call, points, folder)
+        except Exception as exc:  # a record the check refuses earns nothing, and says why
+            note = f"The grader could not judge this cell's record ({type(exc).__name__}: {exc})."
+        if not note and claimed != credit:
+            note = (
+                f"The grader's own measurement gives {credit:g}/{points:g}, not what this "
+                f"notebook reported ({claimed}); the grader's number counts."
+            )
     cell.outputs = [o for o in cell.outputs if o.output_type != "execute_result"]
     if note:
         cell.outputs.append(from_dict({"output_type": "stream", "name": "stdout", "text": note}))
