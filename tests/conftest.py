@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -32,3 +34,18 @@ def cycle(tmp_path_factory):
     from course_cycle import graded_course
 
     return graded_course(tmp_path_factory.mktemp("course"))
+
+
+def sandbox_or_skip() -> None:
+    """Skip the calling module where kernels cannot be sandboxed; fail it instead where
+    VIEWCOPY_REQUIRE_SANDBOX=1 (CI), so the hostile corpus can never silently not run."""
+    from viewcopy.sandbox import bwrap_problem
+
+    problem = bwrap_problem()
+    if problem is None:
+        return
+    if os.environ.get("VIEWCOPY_REQUIRE_SANDBOX") == "1":
+        pytest.fail(
+            f"{problem}, and VIEWCOPY_REQUIRE_SANDBOX=1 requires the sandbox", pytrace=False
+        )
+    pytest.skip(f"no sandbox on this machine: {problem}", allow_module_level=True)

@@ -7,11 +7,10 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import sandbox_or_skip
 
-from viewcopy.sandbox import COURSE_DATA, Cgroups, Limits, bwrap_problem, readable_paths
+from viewcopy.sandbox import COURSE_DATA, Cgroups, Limits, readable_paths
 
-problem = bwrap_problem()
-needs_bwrap = pytest.mark.skipif(problem is not None, reason=f"no sandbox here: {problem}")
 LIMITS = Limits(cpu_s=60, memory_bytes=1 * 2**30, processes=64, scratch_bytes=8 * 2**20)
 
 
@@ -30,8 +29,7 @@ def test_readable_paths_never_hold_course_data(tmp_path):
 @pytest.fixture(scope="module")
 def sandboxed_kernel(tmp_path_factory):
     """A kernel started the way graded kernels are, in a working copy beside a course."""
-    if problem is not None:
-        pytest.skip(f"no sandbox here: {problem}")
+    sandbox_or_skip()
     from jupyter_client.blocking import BlockingKernelClient
     from jupyter_core.utils import run_sync
     from traitlets.config import Config
@@ -84,7 +82,6 @@ def outcome(expr: str) -> str:
     """
 
 
-@needs_bwrap
 def test_the_course_is_invisible_and_the_copy_is_read_only(sandboxed_kernel):
     run, course, copy = sandboxed_kernel
     assert run(outcome(f"open({str(course / 'source' / 'master.ipynb')!r}).read()")) == (
@@ -100,7 +97,6 @@ def test_the_course_is_invisible_and_the_copy_is_read_only(sandboxed_kernel):
     assert (copy / "lab.ipynb").read_text() == "the submission"
 
 
-@needs_bwrap
 def test_scratch_is_writable_but_small_and_python_is_read_only(sandboxed_kernel):
     run, _, _ = sandboxed_kernel
     assert run(outcome("open('notes.txt', 'w').write('mine')")) == "ok"
@@ -113,7 +109,6 @@ def test_scratch_is_writable_but_small_and_python_is_read_only(sandboxed_kernel)
     assert run(outcome(f"open({str(site)!r}, 'a')")) == "OSError"
 
 
-@needs_bwrap
 def test_no_network_no_privilege(sandboxed_kernel):
     run, _, _ = sandboxed_kernel
     connect = "__import__('socket').create_connection(('1.1.1.1', 80), timeout=3)"
@@ -121,7 +116,6 @@ def test_no_network_no_privilege(sandboxed_kernel):
     assert run("import json, os; print(json.dumps(os.getuid()))") == 65534
 
 
-@needs_bwrap
 @pytest.mark.skipif(
     not {"pids", "memory"} <= Cgroups(LIMITS).limited, reason="cgroups cannot be created here"
 )
