@@ -95,6 +95,7 @@ def test_classify_answers_are_judged_against_the_graders_measurement(tmp_path):
     c = cell(always_view, claimed="1.0", record={"check": "classify_credit", "answers": forged})
     rejudge(c, TRAPS_CELL, check_call(TRAPS_CELL), 2, tmp_path)
     assert credit_of(c) == 2  # answering right is what full marks take, however it is done
+    assert checks.parse_misses(c.outputs[0].text) == []  # the grader's reasons, for the report
     dropped = cell(always_view, record={"check": "classify_credit", "answers": forged[:1]})
     rejudge(dropped, TRAPS_CELL, check_call(TRAPS_CELL), 2, tmp_path)
     assert credit_of(dropped) == 1  # a case with no recorded answer is a miss, not skipped

@@ -77,13 +77,14 @@ def rejudge(cell: NotebookNode, source: str, call: ast.Call, points: float, fold
         note = "This check's record is too large to be one this lab wrote: no credit."
     else:
         try:
-            credit = judge(check, record, source, call, points, folder)
+            credit, reasons = judge(check, record, source, call, points, folder)
         except Exception as exc:  # a record the check refuses earns nothing, and says why
             note = f"The grader could not judge this cell's record ({type(exc).__name__}: {exc})."
         if not note and claimed != credit:
             note = (
                 f"The grader's own measurement gives {credit:g}/{points:g}, not what this "
-                f"notebook reported ({claimed}); the grader's number counts."
+                f"notebook reported ({claimed}); the grader's number counts. Its reasons:\n"
+                f"{reasons}"
             )
     cell.outputs = [o for o in cell.outputs if o.output_type != "execute_result"]
     if note:
@@ -111,21 +112,25 @@ def _claimed(outputs) -> str | None:
     return None
 
 
-def judge(check: str, record: dict, source: str, call: ast.Call, points: float, folder: Path):
-    """The check's own function, on the recorded inputs, in this process, quietly."""
+def judge(
+    check: str, record: dict, source: str, call: ast.Call, points: float, folder: Path
+) -> tuple[float, str]:
+    """The check's own function, on the recorded inputs, in this process: its credit, and what it
+    printed (the reasons, as the grader sees them)."""
     options = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg != "points"}
     data = {
         k: records.decode(v)
         for k, v in record.items()
         if k in ("predictions", "rules_after", "answer")
     }
-    with contextlib.redirect_stdout(io.StringIO()), checks.judged_outside(folder):
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said), checks.judged_outside(folder):
         if check == "classify_credit":
-            cases = master_cases(source, call)
             answers = checks.Answers.from_record(record)
-            return float(checks.classify_credit(answers, cases, points=points))
-        function = getattr(checks, check)
-        return float(function(**data, **options, points=points))
+            credit = checks.classify_credit(answers, master_cases(source, call), points=points)
+        else:
+            credit = getattr(checks, check)(**data, **options, points=points)
+    return float(credit), said.getvalue()
 
 
 def master_cases(source: str, call: ast.Call) -> list:
