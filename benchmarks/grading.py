@@ -2,7 +2,9 @@
 against the floor, on the same N synthetic submissions, measured side by side in one run.
 
 The floor is what no grader can avoid per submission: start a kernel, `import torch`, shut it down
-(serially for nbgrader, which grades one at a time; `jobs` at once for viewcopy grade).
+(serially for nbgrader, which grades one at a time; `jobs` at once for viewcopy grade). viewcopy
+grade is shown end to end and without its workers' one-time start (nbgrader, torch and the
+grader's own measurement, paid once per worker whatever the class size).
 
 Targets: speed-up of viewcopy grade over nbgrader >= 0.8 x cores; viewcopy grade's cost per
 submission within 1.5x the floor at the same parallelism. The scores of both must be identical.
@@ -16,6 +18,7 @@ import argparse
 import dataclasses
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -53,7 +56,7 @@ def floor_one(_: int) -> None:
     """One submission's unavoidable part: a kernel starts, imports torch, shuts down."""
     from jupyter_client.manager import start_new_kernel
 
-    manager, client = start_new_kernel(kernel_name="python3")
+    manager, client = start_new_kernel(kernel_name="python3", stderr=subprocess.DEVNULL)
     try:
         reply = client.execute_interactive("import torch", timeout=300)
         assert reply["content"]["status"] == "ok", reply
@@ -108,7 +111,7 @@ def main() -> int:
         plain_s, _ = timed(lambda: nbgrader(plain, "autograde", ASSIGNMENT, "--force"))
         print(f"viewcopy grade --jobs {jobs} ...", flush=True)
         ours_s, outcomes = timed(
-            lambda: grade(ours, ASSIGNMENT, jobs=jobs, force=True, progress=False)
+            lambda: grade(ours, ASSIGNMENT, jobs=jobs, force=True, progress=False, say=print)
         )
         print("floor: kernel start + import torch, serially and in parallel ...", flush=True)
         floor_serial = floor_seconds(n, 1)
@@ -119,23 +122,29 @@ def main() -> int:
             shutil.rmtree(root, ignore_errors=True)
 
     graded = sum(o.status == GRADED for o in outcomes)
-    report(n, jobs, cores, plain_s, ours_s, floor_serial, floor_parallel, graded, same)
+    steady = sum(o.seconds for o in outcomes) / jobs  # the workers' time on hand-ins only
+    report(n, jobs, cores, plain_s, ours_s, steady, floor_serial, floor_parallel, graded, same)
     return 0
 
 
-def report(n, jobs, cores, plain_s, ours_s, floor_serial, floor_parallel, graded, same) -> None:
+def report(
+    n, jobs, cores, plain_s, ours_s, steady, floor_serial, floor_parallel, graded, same
+) -> None:
     speedup, target = plain_s / ours_s, 0.8 * cores
     rows = [
         ("nbgrader autograde (serial)", plain_s, floor_serial),
         (f"viewcopy grade --jobs {jobs}", ours_s, floor_parallel),
+        ("  the same, worker start excluded", steady, floor_parallel),
     ]
     print(f"\n{n} submissions, {cores} cores; {graded}/{n} graded by viewcopy grade")
     print(f"{'':<32}{'wall':>9}{'per sub':>10}{'floor/sub':>11}{'x floor':>9}")
     for name, wall, floor in rows:
         print(f"{name:<32}{wall:>8.1f}s{wall / n:>9.2f}s{floor / n:>10.2f}s{wall / floor:>8.2f}x")
-    ratio = ours_s / floor_parallel
     print(f"speed-up: {speedup:.2f}x (target >= {target:.1f}x: {verdict(speedup >= target)})")
-    print(f"viewcopy grade vs floor: {ratio:.2f}x (target <= 1.5x: {verdict(ratio <= 1.5)})")
+    for label, wall in (("end to end", ours_s), ("worker start excluded", steady)):
+        ratio = wall / floor_parallel
+        met = verdict(ratio <= 1.5)
+        print(f"viewcopy grade vs floor, {label}: {ratio:.2f}x (target <= 1.5x: {met})")
     print(f"scores identical to nbgrader autograde: {'yes' if same else 'NO'}")
 
 

@@ -137,6 +137,7 @@ def test_probe_table_lists_the_evidence(viewcopy):
         (("probe", "x[1:]", "--parent", "torch.nothing(3)"), "has no attribute 'nothing'"),
         (("probe", "x.chunk(2)"), "probe one of them"),
         (("draw", "x.(", "--out", "never.svg"), "not a valid Python expression"),
+        (("grade", "--course", "/nonexistent/course"), "has no nbgrader_config.py"),
     ],
 )
 def test_usage_errors_are_one_line_with_exit_status_2(viewcopy, args, says):
@@ -152,3 +153,18 @@ def test_an_unavailable_device_is_a_usage_error():
     done = installed_viewcopy("key", "--device", "cuda")
     assert done.returncode == 2
     assert "not available on this machine" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_grade_names_what_is_missing_in_a_course_without_hand_ins(viewcopy, tmp_path):
+    (tmp_path / "nbgrader_config.py").write_text("")
+    done = viewcopy("grade", "--course", str(tmp_path))
+    assert done.returncode == 2 and "no submitted/ folder" in done.stderr
+    (tmp_path / "submitted" / "ada").mkdir(parents=True)
+    done = viewcopy("grade", "--course", str(tmp_path), "--student", "b*")
+    assert done.returncode == 2 and "no submissions of view_or_copy match 'b*'" in done.stderr
+
+
+def test_grade_refuses_zero_workers(viewcopy):
+    with pytest.raises(SystemExit) as exit_:
+        viewcopy("grade", "--jobs", "0")
+    assert exit_.value.code == 2

@@ -108,9 +108,11 @@ class Worker:
         self.connection.send(student_id)
         self.student_id, self.since = student_id, time.monotonic()
 
-    def stop(self) -> None:
+    def ask_to_stop(self) -> None:
         with contextlib.suppress(OSError):
             self.connection.send(STOP)
+
+    def join(self) -> None:
         self.process.join(timeout=30)
         if self.process.is_alive():
             kill_tree(self.process.pid)
@@ -228,7 +230,9 @@ class Pool:
 
     def close(self) -> None:
         for worker in self.workers:
-            worker.stop()
+            worker.ask_to_stop()
+        for worker in self.workers:
+            worker.join()
 
 
 def _startup_failure(log: Path) -> str:
