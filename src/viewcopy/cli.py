@@ -110,7 +110,9 @@ def run_demo(args: argparse.Namespace) -> str:
         f"\n{table(results)}\n\n"
         f"feedback:  {feedback}\n"
         f"grades:    {course / 'grades.csv'} (nbgrader export)\n"
-        f"gradebook: {course / 'gradebook.db'}; answers 21-25 (?) are graded by hand in formgrader"
+        f"gradebook: {course / 'gradebook.db'}; answers 21-25 (?) are graded by hand "
+        "in formgrader\n"
+        f"report:    viewcopy report --course {course}"
     )
 
 
