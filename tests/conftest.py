@@ -36,16 +36,21 @@ def cycle(tmp_path_factory):
     return graded_course(tmp_path_factory.mktemp("course"))
 
 
-def sandbox_or_skip() -> None:
-    """Skip the calling module where kernels cannot be sandboxed; fail it instead where
-    VIEWCOPY_REQUIRE_SANDBOX=1 (CI), so the hostile corpus can never silently not run."""
-    from viewcopy.sandbox import bwrap_problem
+def sandbox_or_skip(*, cgroups: bool = False) -> None:
+    """Skip the calling module where kernels cannot be sandboxed (with `cgroups`: or where the
+    sandbox cannot limit cores, processes and memory, which a fork bomb needs); fail it instead
+    where VIEWCOPY_REQUIRE_SANDBOX=1 (CI), so the hostile corpus can never silently not run."""
+    from viewcopy.sandbox import Cgroups, Limits, bwrap_problem
 
     problem = bwrap_problem()
+    if problem is None and cgroups:
+        probe = Cgroups(Limits())
+        limited = probe.limited
+        probe.remove()
+        if not {"pids", "memory", "cpu"} <= limited:
+            problem = f"cgroups here limit only {sorted(limited)}"
     if problem is None:
         return
     if os.environ.get("VIEWCOPY_REQUIRE_SANDBOX") == "1":
-        pytest.fail(
-            f"{problem}, and VIEWCOPY_REQUIRE_SANDBOX=1 requires the sandbox", pytrace=False
-        )
+        pytest.fail(f"{problem}; VIEWCOPY_REQUIRE_SANDBOX=1 requires the sandbox", pytrace=False)
     pytest.skip(f"no sandbox on this machine: {problem}", allow_module_level=True)

@@ -21,7 +21,7 @@ from viewcopy.cycle import ASSIGNMENT, COURSE_ID, enrol, nbgrader, prepare_cours
 from viewcopy.grader import FAILED, GRADED, grade
 from viewcopy.synthetic import NOTEBOOK, Student, synthetic_class, write_submission
 
-sandbox_or_skip()
+sandbox_or_skip(cgroups=True)  # the fork bomb must meet a process limit
 LIMIT_S = 45
 CHECK_CELLS = ("score_predictions", "check_rules_after", "test_classify_visible")
 
