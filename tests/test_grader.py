@@ -92,6 +92,15 @@ def test_a_hang_and_a_dead_kernel_fail_with_their_reason_while_the_others_are_gr
     assert honest["honest_perfect", "test_classify_hidden"][0] == 5
 
 
+def test_the_class_report_names_each_failed_hand_in_with_its_reason(course):
+    from viewcopy.report import build_report
+
+    folder, outcomes = course
+    problems = dict(build_report(folder).problems)
+    for student_id in ("hangs", "kills_kernel"):
+        assert problems[student_id] == f"grading failed: {outcomes[student_id].reason}"
+
+
 def test_scores_are_what_plain_nbgrader_autograde_gives(course, tmp_path):
     folder, _ = course
     plain = tmp_path / "plain"

@@ -117,7 +117,7 @@ def run_demo(args: argparse.Namespace) -> str:
 
 
 def run_grade(args: argparse.Namespace) -> str:
-    from viewcopy.grader import FAILED, SANDBOXED, grade, summary
+    from viewcopy.grader import FAILED, SANDBOXED, grade, record_path, summary
 
     outcomes = grade(
         Path(args.course),
@@ -129,7 +129,7 @@ def run_grade(args: argparse.Namespace) -> str:
         progress=not args.quiet,
         sandbox=None if args.no_sandbox else SANDBOXED,
     )
-    record = Path(args.course).resolve() / "grade_logs" / args.assignment / "record.csv"
+    record = record_path(Path(args.course).resolve(), args.assignment)
     text = f"{summary(outcomes)}\nrecord: {record} (nbgrader's log per student beside it)"
     if any(o.status == FAILED for o in outcomes):
         raise SubmissionsFailed(text)

@@ -249,6 +249,23 @@ def write_record(path: Path, outcomes: Iterable[Outcome]) -> None:
             writer.writerow([o.student_id, o.status, f"{o.seconds:.2f}", o.reason])
 
 
+def read_record(path: Path) -> dict[str, Outcome]:
+    """The last run's record (write_record's CSV), by student; empty when there is none."""
+    if not path.is_file():
+        return {}
+    with path.open(newline="", encoding="utf-8") as source:
+        return {
+            row["student_id"]: Outcome(
+                row["student_id"], row["status"], float(row["seconds"]), row["reason"]
+            )
+            for row in csv.DictReader(source)
+        }
+
+
+def record_path(course: Path, assignment: str) -> Path:
+    return course / "grade_logs" / assignment / "record.csv"
+
+
 def grade(
     course: Path,
     assignment: str,
@@ -300,7 +317,7 @@ def grade(
                 pool.close()
     finally:
         bar.close()
-        write_record(logs / "record.csv", outcomes)
+        write_record(record_path(course, assignment), outcomes)
         Cgroups.sweep()
     return sorted(outcomes, key=lambda o: o.student_id)
 

@@ -23,6 +23,7 @@ import torch
 from viewcopy import catalogue
 from viewcopy.checks import Miss, parse_misses
 from viewcopy.devices import available_devices
+from viewcopy.grader import FAILED, INTERRUPTED, read_record, record_path
 from viewcopy.grading import PASS_MARK, Truth, judge, truth_table
 from viewcopy.handin import LOCK_STATES, NO_SUBMISSION, HandIn, read_handin
 from viewcopy.measure import measure_catalogue
@@ -139,10 +140,15 @@ def build_report(course: Path, assignment: str = "view_or_copy") -> ClassReport:
     devices = available_devices()
     table = truth_table(measure_catalogue(devices))
     grades = read_grades(course, assignment)
+    failures = {
+        s: o.reason
+        for s, o in read_record(record_path(course, assignment)).items()
+        if o.status in (FAILED, INTERRUPTED)
+    }
     found = sorted({*grades, *_folders(course / "submitted", assignment)})
     handins = [read_handin(course / "submitted" / s / assignment, s) for s in found]
     students = tuple(
-        _student_line(h, table, grades.get(h.student), course / "autograded", assignment)
+        _student_line(h, table, grades.get(h.student), course / "autograded", assignment, failures)
         for h in handins
     )
     judged = [h for h in handins if h.before_looking is not None]
@@ -202,6 +208,7 @@ def _student_line(
     grades: Grades | None,
     autograded: Path,
     assignment: str,
+    failures: Mapping[str, str],
 ) -> StudentLine:
     problems = [handin.problem] if handin.problem else []
     right = None
@@ -210,7 +217,9 @@ def _student_line(
     if not grades and handin.lock != NO_SUBMISSION:
         problems.append("no graded submission in the gradebook")
     classify, missing = read_classify(autograded / handin.student / assignment / NOTEBOOK)
-    if missing and handin.lock != NO_SUBMISSION:
+    if handin.student in failures:
+        problems.append(f"grading failed: {failures[handin.student]}")
+    elif missing and handin.lock != NO_SUBMISSION:
         problems.append(missing)
     return StudentLine(
         student=handin.student,
