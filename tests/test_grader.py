@@ -140,9 +140,8 @@ def test_a_rerun_skips_what_is_graded_and_force_regrades(course):
     assert grades(folder, HONEST) == before
 
 
-def test_ctrl_c_finishes_the_submission_in_flight_and_starts_no_other(course):
-    folder, _ = course
-    before = grades(folder, HONEST)
+def start_grading_and_wait_for_the_worker(folder: Path) -> subprocess.Popen:
+    """`viewcopy grade` on the honest students, one worker, once it has started the first."""
     command = [
         str(Path(sys.executable).with_name("viewcopy")),
         "grade", "--course", str(folder), "--force", "--jobs", "1", "--quiet",
@@ -155,15 +154,47 @@ def test_ctrl_c_finishes_the_submission_in_flight_and_starts_no_other(course):
     while "Sanitizing" not in (log.read_text() if log.exists() else ""):
         assert time.monotonic() < deadline, "the worker never started grading"
         time.sleep(0.2)
+    return process
+
+
+def recorded(folder: Path) -> dict[str, str]:
+    with (folder / "grade_logs" / ASSIGNMENT / "record.csv").open() as f:
+        return {row["student_id"]: row["status"] for row in csv.DictReader(f)}
+
+
+def test_ctrl_c_finishes_the_submission_in_flight_and_starts_no_other(course):
+    folder, _ = course
+    before = grades(folder, HONEST)
+    process = start_grading_and_wait_for_the_worker(folder)
     process.send_signal(signal.SIGINT)
     output, _ = process.communicate(timeout=120)
     assert process.returncode == 130, output
     assert "finishing the submissions in flight" in output
-    with (folder / "grade_logs" / ASSIGNMENT / "record.csv").open() as f:
-        record = {row["student_id"]: row["status"] for row in csv.DictReader(f)}
-    assert record == {"honest_perfect": GRADED, "honest_typical": "interrupted"}
+    assert recorded(folder) == {"honest_perfect": GRADED, "honest_typical": "interrupted"}
     assert grades(folder, HONEST) == before
     assert all(up_to_date(folder, ASSIGNMENT, s) for s in HONEST)
+
+
+def test_a_second_ctrl_c_abandons_the_hand_in_in_flight_and_leaves_no_kernel(course):
+    import psutil
+
+    folder, _ = course
+    process = start_grading_and_wait_for_the_worker(folder)
+    process.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 130, output
+    assert recorded(folder) == {"honest_perfect": "interrupted", "honest_typical": "interrupted"}
+    assert not up_to_date(folder, ASSIGNMENT, "honest_perfect")  # the next run grades it
+    leftovers = [
+        p.info["cmdline"]
+        for p in psutil.process_iter(["cmdline"])
+        if str(folder) in " ".join(p.info["cmdline"] or ())
+    ]
+    assert leftovers == []
+    (outcome,) = grade(folder, ASSIGNMENT, pattern="honest_perfect", progress=False)
+    assert outcome.status == GRADED
 
 
 @pytest.mark.parametrize(
