@@ -186,11 +186,16 @@ class Outcome:
         return not self.problem and self.got == self.expected
 
 
-def run_case(classify: Callable, case: Case) -> Outcome:
-    """Build the case, measure its truth first, then ask classify, quietly and safely."""
+def built(case: Case) -> tuple[object, object, str]:
+    """A fresh parent, the op's result on it, and its measured verdict."""
     parent = parent_factory(case.parent, case.device)()
     result = op_function(case.op)(parent)
-    expected = truth.verdict(result, parent)
+    return parent, result, truth.verdict(result, parent)
+
+
+def run_case(classify: Callable, case: Case) -> Outcome:
+    """Build the case, measure its truth first, then ask classify, quietly and safely."""
+    parent, result, expected = built(case)
     heard = io.StringIO()
     try:
         with (
@@ -227,8 +232,7 @@ class Answers:
 
     def outcome(self, case: Case) -> Outcome:
         """The case built and measured here, judged against the recorded answer."""
-        parent = parent_factory(case.parent, case.device)()
-        expected = truth.verdict(op_function(case.op)(parent), parent)
+        _, _, expected = built(case)
         row = self._by_case.get((case.device, case.parent, case.op, case.hint))
         if not isinstance(row, Mapping):
             return Outcome(case, expected, None, "no answer recorded")
