@@ -44,9 +44,7 @@ def sandbox_or_skip(*, cgroups: bool = False) -> None:
 
     problem = bwrap_problem()
     if problem is None and cgroups:
-        probe = Cgroups(Limits())
-        limited = probe.limited
-        probe.remove()
+        limited = Cgroups.enforceable(Limits())
         if not {"pids", "memory", "cpu"} <= limited:
             problem = f"cgroups here limit only {sorted(limited)}"
     if problem is None:

@@ -117,7 +117,7 @@ def test_no_network_no_privilege(sandboxed_kernel):
 
 
 @pytest.mark.skipif(
-    not {"pids", "memory"} <= Cgroups(LIMITS).limited, reason="cgroups cannot be created here"
+    not {"pids", "memory"} <= Cgroups.enforceable(LIMITS), reason="cgroups cannot be created here"
 )
 def test_processes_and_memory_are_limited(sandboxed_kernel):
     run, _, _ = sandboxed_kernel

@@ -19,6 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from multiprocessing.connection import wait
 from pathlib import Path
 
@@ -56,7 +57,7 @@ def submitted_students(course: Path, assignment: str, pattern: str = "*") -> lis
     )
 
 
-def _timestamp(folder: Path) -> str | None:
+def _timestamp(folder: Path) -> datetime | None:
     from nbgrader.utils import parse_utc
 
     path = folder / "timestamp.txt"

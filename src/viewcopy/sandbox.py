@@ -15,6 +15,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,6 +143,15 @@ class Cgroups:
         moves = " && ".join(f"echo $$ > {folder / 'cgroup.procs'}" for folder in self.folders)
         return ["/bin/sh", "-c", f'{moves} && exec "$@"', "sandbox"]
 
+    @classmethod
+    def enforceable(cls, limits: Limits) -> set[str]:
+        """Which limits cgroups can enforce on this machine (a trial cgroup, removed again)."""
+        probe = cls(limits)
+        try:
+            return probe.limited
+        finally:
+            probe.remove()
+
     @staticmethod
     def sweep(root: Path = Path("/sys/fs/cgroup")) -> None:
         """Remove every empty kernel cgroup left behind (one still in use refuses: EBUSY)."""
@@ -152,14 +162,25 @@ class Cgroups:
                     with contextlib.suppress(OSError):
                         folder.rmdir()
 
-    def remove(self) -> None:
+    def remove(self, wait_s: float = 5.0) -> None:
+        """Kill what is left in the cgroups and remove them, once the kernel has let go of
+        them (a process that was just killed stays a member for a moment: rmdir says EBUSY)."""
         for folder in self.folders:
             procs = folder / "cgroup.procs"
             for pid in procs.read_text().split() if procs.exists() else []:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(int(pid), 9)
-            with contextlib.suppress(OSError):
-                folder.rmdir()
+            deadline = time.monotonic() + wait_s
+            while True:
+                try:
+                    folder.rmdir()
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:
+                    if time.monotonic() > deadline:
+                        break
+                    time.sleep(0.05)
 
 
 def sandboxed(
@@ -202,9 +223,7 @@ def _has_gpu() -> bool:
 
 def describe(limits: Limits) -> str:
     """The line `viewcopy grade` prints: what isolates student code, and which limits hold."""
-    probe = Cgroups(limits)
-    limited = probe.limited
-    probe.remove()
+    limited = Cgroups.enforceable(limits)
     enforced = (
         "cores, processes and memory by cgroup"
         if {"pids", "memory", "cpu"} <= limited
