@@ -16,10 +16,10 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from viewcopy.feedback import HideHiddenTests, StaticWidgets
-from viewcopy.output_cap import CapOutputs
-from viewcopy.restore import RestoreMissingCells
-from viewcopy.trusted import TrustedCredit
+from viewcopy.plugins.feedback import HideHiddenTests, StaticWidgets
+from viewcopy.plugins.output_cap import CapOutputs
+from viewcopy.plugins.restore import RestoreMissingCells
+from viewcopy.plugins.trusted import TrustedCredit
 
 c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
 
@@ -69,5 +69,5 @@ c.GenerateFeedback.preprocessors = [
     CSSHTMLHeaderPreprocessor,
 ]
 
-# No IgnorePattern: graded cells are silent on stderr by design (viewcopy.quiet), so any stderr in
-# a test cell is the student's and costs that cell, as nbgrader intends.
+# No IgnorePattern: graded cells are silent on stderr by design (viewcopy.engine.quiet), so any
+# stderr in a test cell is the student's and costs that cell, as nbgrader intends.

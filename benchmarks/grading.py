@@ -25,30 +25,35 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from viewcopy.cycle import ASSIGNMENT, COURSE_ID, enrol, nbgrader, prepare_course
-from viewcopy.grader import GRADED, grade
-from viewcopy.synthetic import synthetic_class, write_submission
+from viewcopy.course.assignment import (
+    ASSIGNMENT,
+    build_course,
+    mark_submitted,
+    read_grades,
+    run_nbgrader,
+    submission_folder,
+)
+from viewcopy.instructor.grade import GRADED, grade
+from viewcopy.instructor.synthetic import synthetic_class, write_submission
 
 REPO = Path(__file__).resolve().parents[1]
 
 
 def build_class(course: Path, n: int) -> list[str]:
     """A course with n submissions: the synthetic profiles, each run once, copied round-robin."""
-    prepare_course(REPO, course)
-    nbgrader(course, "generate_assignment", ASSIGNMENT, "--create", "--force")
-    profiles = synthetic_class()
+    profiles = synthetic_class(REPO)
     chosen = [profiles[i % len(profiles)] for i in range(n)]
     students = [
         dataclasses.replace(p, student_id=f"s{i:03d}_{p.student_id}") for i, p in enumerate(chosen)
     ]
-    enrol(course, students)
+    build_course(REPO, course, {s.student_id: s.profile for s in students})
     templates = course.parent / "templates"
     for profile in profiles:
         write_submission(profile, course / "release" / ASSIGNMENT, templates / profile.student_id)
     for student, profile in zip(students, chosen, strict=True):
-        folder = course / "submitted" / student.student_id / ASSIGNMENT
+        folder = submission_folder(course, student.student_id)
         shutil.copytree(templates / profile.student_id, folder)
-        (folder / "timestamp.txt").write_text("2026-11-29 09:00:00.000000 UTC\n")
+        mark_submitted(folder)
     return [s.student_id for s in students]
 
 
@@ -74,14 +79,8 @@ def floor_seconds(n: int, jobs: int) -> float:
 
 
 def scores(course: Path, students: list[str]) -> dict[tuple[str, str], float | None]:
-    from nbgrader.api import Gradebook
-
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gradebook:
-        return {
-            (s, g.name): g.auto_score
-            for s in students
-            for g in gradebook.find_submission_notebook(ASSIGNMENT, ASSIGNMENT, s).grades
-        }
+    every = read_grades(course)
+    return {(s, cell): score for s in students for cell, (score, _) in every[s].items()}
 
 
 def timed(work) -> tuple[float, object]:
@@ -108,7 +107,7 @@ def main() -> int:
 
         n, jobs = len(students), args.jobs
         print("plain nbgrader autograde ...", flush=True)
-        plain_s, _ = timed(lambda: nbgrader(plain, "autograde", ASSIGNMENT, "--force"))
+        plain_s, _ = timed(lambda: run_nbgrader(plain, "autograde", ASSIGNMENT, "--force"))
         print(f"viewcopy grade --jobs {jobs} ...", flush=True)
         ours_s, outcomes = timed(
             lambda: grade(ours, ASSIGNMENT, jobs=jobs, force=True, progress=False, say=print)

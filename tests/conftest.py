@@ -1,12 +1,25 @@
-"""Shared test helpers: an oracle for view/copy that does not go through viewcopy's measurement."""
+"""Shared test oracles and fixtures. The oracles decide view or copy, and what each synthetic
+profile must score, without going through viewcopy's measurement: NumPy's memory bounds and
+PyTorch itself on the machine running the tests. Test modules import from here, never from
+each other."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 import numpy as np
 import pytest
 import torch
+from course_notebook import ROOT, hidden_traps
+
+from viewcopy.exercise import catalogue
+from viewcopy.exercise.predictions import rule_problem
+from viewcopy.instructor.synthetic import Student, classify_source
+from viewcopy.notebook import checks
+
+TWENTY = checks.the_twenty(("cpu",))
+"""The twenty as classify test cases, on the CPU."""
 
 
 def numpy_oracle(op_expr: str, parent_expr: str) -> str:
@@ -18,6 +31,80 @@ def numpy_oracle(op_expr: str, parent_expr: str) -> str:
         return "error"
     shared = np.shares_memory(result.detach().numpy(), parent.detach().numpy())
     return "view" if shared else "copy"
+
+
+def classify_oracle(result: torch.Tensor, parent: torch.Tensor) -> str:
+    """view/copy without viewcopy: identity, then NumPy's memory bounds for real CPU memory."""
+    if result is parent:
+        return "view"
+    mine, theirs = result.untyped_storage(), parent.untyped_storage()
+    if "meta" in (mine.device.type, theirs.device.type) or 0 in (mine.nbytes(), theirs.nbytes()):
+        return "view" if mine is theirs else "copy"
+    if result.device != parent.device:
+        return "copy"
+    shared = np.may_share_memory(result.detach().numpy(), parent.detach().numpy())
+    return "view" if shared else "copy"
+
+
+def student_classify(kind: str):
+    """The classify function a synthetic student of this kind hands in."""
+    namespace: dict = {}
+    exec(classify_source(kind, ROOT), namespace)
+    return namespace["classify"]
+
+
+def expected_credit(classify, cases, points):
+    """The classify credit the oracle says `classify` earns on `cases`."""
+    right = 0
+    for case in cases:
+        with torch.device(case.device):
+            parent = eval(case.parent, {"torch": torch})
+        result = eval(case.op, {"torch": torch, "x": parent})
+        with contextlib.suppress(Exception):
+            right += classify(result, parent) == classify_oracle(result, parent)
+    return round(points * right / len(cases), 4)
+
+
+def exec_cell(source: str, name: str):
+    namespace: dict = {}
+    exec(source, namespace)
+    return namespace.get(name)
+
+
+def expected_scores(student: Student) -> dict[str, float | None]:
+    """What each grade cell must hold for this profile, from the policy and measured truth."""
+    cells = student.cells
+    predictions_edited = "predictions" in student.edits_after_run
+    if not cells:
+        predictions_credit = rules_credit = 0.0
+    else:
+        right = 20 - len(student.wrong_items)
+        locked = student.runs and not predictions_edited
+        predictions_credit = round(5 * min(right, 16) / 16, 4) if locked else 0.0
+        rules = exec_cell(cells["rules_after"], "RULES_AFTER")
+        covered = sum(
+            i in rules
+            and rule_problem(rules[i]) is None
+            and checks.RULE_WORDS.search(rules[i]) is not None
+            for i in student.wrong_items
+        )
+        misses = len(student.wrong_items)
+        rules_credit = round(2 * covered / misses, 4) if misses else 2.0
+    expected = {"score_predictions": predictions_credit, "check_rules_after": rules_credit}
+    for question in catalogue.QUESTIONS:
+        key = f"answer_{question.item}"
+        answer = exec_cell(cells[key], f"ANSWER_{question.item}") if key in cells else ""
+        expected[key] = None if key in cells else 0.0
+        expected[f"specific_{question.item}"] = checks.specificity_credit(
+            answer, item=question.item, points=1
+        )
+    if student.classifier is None:
+        expected["test_classify_visible"] = expected["test_classify_hidden"] = 0.0
+    else:
+        classify = student_classify(student.classifier)
+        expected["test_classify_visible"] = expected_credit(classify, TWENTY, 3)
+        expected["test_classify_hidden"] = expected_credit(classify, hidden_traps(), 5)
+    return expected
 
 
 @pytest.fixture
@@ -40,7 +127,7 @@ def sandbox_or_skip(*, cgroups: bool = False) -> None:
     """Skip the calling module where kernels cannot be sandboxed (with `cgroups`: or where the
     sandbox cannot limit cores, processes and memory, which a fork bomb needs); fail it instead
     where VIEWCOPY_REQUIRE_SANDBOX=1 (CI), so the hostile corpus can never silently not run."""
-    from viewcopy.sandbox import Cgroups, Limits, bwrap_problem
+    from viewcopy.plugins.sandbox import Cgroups, Limits, bwrap_problem
 
     problem = bwrap_problem()
     if problem is None and cgroups:

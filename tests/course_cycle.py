@@ -12,12 +12,13 @@ from pathlib import Path
 import nbformat
 from course_notebook import ROOT
 
-from viewcopy.cycle import Result, run_cycle
-from viewcopy.synthetic import Student, synthetic_class
+from viewcopy.course.assignment import grade_id
+from viewcopy.instructor.demo import StudentGrades, run_cycle
+from viewcopy.instructor.synthetic import Student, synthetic_class
 
 
 def by_id(notebook) -> dict[str, int]:
-    return {c.metadata.get("nbgrader", {}).get("grade_id"): i for i, c in enumerate(notebook.cells)}
+    return {grade_id(c): i for i, c in enumerate(notebook.cells)}
 
 
 def delete_cells(*grade_ids):
@@ -25,7 +26,7 @@ def delete_cells(*grade_ids):
         notebook.cells = [
             c
             for c in notebook.cells
-            if c.metadata.get("nbgrader", {}).get("grade_id") not in grade_ids
+            if grade_id(c) not in grade_ids
         ]
 
     return tamper
@@ -106,9 +107,9 @@ def tampered_class(base: dict[str, Student]) -> list[Student]:
     ]
 
 
-def graded_course(course: Path) -> tuple[Path, dict[str, Result]]:
+def graded_course(course: Path) -> tuple[Path, dict[str, StudentGrades]]:
     """Run the cycle in `course` on the synthetic and tampered students; results by student."""
-    base = {s.student_id: s for s in synthetic_class()}
+    base = {s.student_id: s for s in synthetic_class(ROOT)}
     students = [*base.values(), *tampered_class(base)]
     results = run_cycle(ROOT, course, students, say=lambda _: None)
     return course, {r.student.student_id: r for r in results}

@@ -17,10 +17,11 @@ import nbformat
 import pytest
 from course_notebook import RELEASE, ROOT
 
-from viewcopy import catalogue
-from viewcopy.cycle import ASSIGNMENT, run_cycle
-from viewcopy.locking import LOCK_FILE
-from viewcopy.synthetic import NOTEBOOK, fill, predictions_source, synthetic_class
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, grade_id
+from viewcopy.exercise import catalogue
+from viewcopy.exercise.locking import LOCK_FILE
+from viewcopy.instructor.demo import run_cycle
+from viewcopy.instructor.synthetic import fill, predictions_source, synthetic_class
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's; Playwright's own download is not used
 CHROMIUM_ARGS = [
@@ -63,16 +64,15 @@ KERNEL_MS = 600_000  # the whole notebook on a busy two-core machine: torch impo
 VIEWPORT = {"width": 1400, "height": 1200}
 
 
-def at(notebook: nbformat.NotebookNode, grade_id: str) -> int:
+def at(notebook: nbformat.NotebookNode, wanted: str) -> int:
     """The index of the cell with this nbgrader grade_id."""
-    ids = [c.metadata.get("nbgrader", {}).get("grade_id") for c in notebook.cells]
-    return ids.index(grade_id)
+    return [grade_id(c) for c in notebook.cells].index(wanted)
 
 
 @pytest.fixture(scope="module")
 def fifteen():
     """The synthetic student with 15/20 (misses measured, not typed) and a rule for every miss."""
-    return next(s for s in synthetic_class() if s.student_id == "fifteen")
+    return next(s for s in synthetic_class(ROOT) if s.student_id == "fifteen")
 
 
 @pytest.fixture(scope="module")

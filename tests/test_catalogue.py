@@ -3,7 +3,7 @@ from pathlib import Path
 
 import torch
 
-from viewcopy import catalogue
+from viewcopy.exercise import catalogue
 
 CARD = (Path(__file__).parents[1] / "docs" / "lab_card.txt").read_text(encoding="utf-8")
 

@@ -2,52 +2,17 @@
 
 from __future__ import annotations
 
-import contextlib
-
-import numpy as np
 import pytest
 import torch
+from conftest import TWENTY, expected_credit, student_classify
 from course_notebook import hidden_traps
 
 import viewcopy
-from viewcopy import catalogue, checks
-from viewcopy.grading import truth_table
-from viewcopy.measure import measure_catalogue
-from viewcopy.notebook import measured_predictions
-from viewcopy.synthetic import CLASSIFIERS, classify_source, wrong_on
+from viewcopy.exercise import catalogue
+from viewcopy.exercise.measured import measured_truth
+from viewcopy.instructor.synthetic import CLASSIFIERS, wrong_on
+from viewcopy.notebook import checks, measured_predictions
 
-
-def student_classify(kind: str):
-    namespace: dict = {}
-    exec(classify_source(kind), namespace)
-    return namespace["classify"]
-
-
-def oracle(result: torch.Tensor, parent: torch.Tensor) -> str:
-    """view/copy without viewcopy: identity, then NumPy's memory bounds for real CPU memory."""
-    if result is parent:
-        return "view"
-    mine, theirs = result.untyped_storage(), parent.untyped_storage()
-    if "meta" in (mine.device.type, theirs.device.type) or 0 in (mine.nbytes(), theirs.nbytes()):
-        return "view" if mine is theirs else "copy"
-    if result.device != parent.device:
-        return "copy"
-    shared = np.may_share_memory(result.detach().numpy(), parent.detach().numpy())
-    return "view" if shared else "copy"
-
-
-def expected_credit(classify, cases, points):
-    right = 0
-    for case in cases:
-        with torch.device(case.device):
-            parent = eval(case.parent, {"torch": torch})
-        result = eval(case.op, {"torch": torch, "x": parent})
-        with contextlib.suppress(Exception):
-            right += classify(result, parent) == oracle(result, parent)
-    return round(points * right / len(cases), 4)
-
-
-TWENTY = checks.the_twenty(("cpu",))
 TRAPS = [c for c in hidden_traps() if c.device == "cpu"]
 
 
@@ -107,7 +72,7 @@ def test_a_patched_torch_earns_no_classify_credit(monkeypatch, capfd):
 
 @pytest.fixture(scope="module")
 def table():
-    return truth_table(measure_catalogue(("cpu",)))
+    return measured_truth(("cpu",))
 
 
 @pytest.fixture
@@ -167,4 +132,4 @@ def test_specificity_wants_strides_storage_or_a_byte_count(answer, credit):
 
 def test_the_twenty_cases_are_the_catalogue_on_each_device():
     assert [c.op for c in checks.the_twenty(("cpu",))] == [op.expr for op in catalogue.OPS]
-    assert set(CLASSIFIERS) >= {"storage", "data_ptr", "base", "storage_pointer", "crash"}
+    assert set(CLASSIFIERS) >= {"data_ptr", "base", "storage_pointer", "crash"}

@@ -13,8 +13,8 @@ import pytest
 import torch
 from conftest import numpy_oracle
 
-from viewcopy import catalogue
 from viewcopy.cli import main
+from viewcopy.exercise import catalogue
 
 
 def installed_viewcopy(*args: str) -> subprocess.CompletedProcess:

@@ -24,7 +24,7 @@ from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
-from viewcopy.synthetic import fill, synthetic_class
+from viewcopy.instructor.synthetic import fill, synthetic_class
 
 TORCH = "torch==2.13.0"  # first, and pinned: a bare torch pulls a CUDA build of several GB
 COLAB_PREINSTALLED = ["pandas", "ipywidgets", "numpy", "jinja2", "ipykernel"]
@@ -130,7 +130,7 @@ def text(cell_outputs: list, mime: str = "text/plain") -> str:
 @pytest.fixture(scope="module")
 def lab_run(colab_python, wheel, tmp_path_factory) -> dict[str, list]:
     """The release, filled with the perfect student's answers, run in the clean kernel."""
-    (perfect,) = [s for s in synthetic_class() if s.student_id == "perfect"]
+    (perfect,) = [s for s in synthetic_class(ROOT) if s.student_id == "perfect"]
     notebook = nbformat.read(RELEASE, as_version=4)
     fill(notebook, perfect.cells)
     execute(

@@ -14,57 +14,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import expected_scores
 from course_notebook import RELEASE, ROOT, SOURCE, hidden_traps
-from test_checks import TWENTY, expected_credit, student_classify
 
-from viewcopy import catalogue, checks
-from viewcopy.cycle import ASSIGNMENT, nbgrader_env
-from viewcopy.predictions import rule_problem
-from viewcopy.synthetic import Student
+from viewcopy.course.assignment import ASSIGNMENT, nbgrader_env
 
 NBGRADER = shutil.which("nbgrader", path=nbgrader_env()["PATH"])
-
-
-def exec_cell(source: str, name: str):
-    namespace: dict = {}
-    exec(source, namespace)
-    return namespace.get(name)
-
-
-def expected_scores(student: Student) -> dict[str, float | None]:
-    """What each grade cell must hold for this profile, from the policy and measured truth."""
-    cells = student.cells
-    predictions_edited = "predictions" in student.edits_after_run
-    if not cells:
-        predictions_credit = rules_credit = 0.0
-    else:
-        right = 20 - len(student.wrong_items)
-        locked = student.runs and not predictions_edited
-        predictions_credit = round(5 * min(right, 16) / 16, 4) if locked else 0.0
-        rules = exec_cell(cells["rules_after"], "RULES_AFTER")
-        covered = sum(
-            i in rules
-            and rule_problem(rules[i]) is None
-            and checks.RULE_WORDS.search(rules[i]) is not None
-            for i in student.wrong_items
-        )
-        misses = len(student.wrong_items)
-        rules_credit = round(2 * covered / misses, 4) if misses else 2.0
-    expected = {"score_predictions": predictions_credit, "check_rules_after": rules_credit}
-    for question in catalogue.QUESTIONS:
-        key = f"answer_{question.item}"
-        answer = exec_cell(cells[key], f"ANSWER_{question.item}") if key in cells else ""
-        expected[key] = None if key in cells else 0.0
-        expected[f"specific_{question.item}"] = checks.specificity_credit(
-            answer, item=question.item, points=1
-        )
-    if student.classifier is None:
-        expected["test_classify_visible"] = expected["test_classify_hidden"] = 0.0
-    else:
-        classify = student_classify(student.classifier)
-        expected["test_classify_visible"] = expected_credit(classify, TWENTY, 3)
-        expected["test_classify_hidden"] = expected_credit(classify, hidden_traps(), 5)
-    return expected
 
 
 def test_every_student_gets_exactly_what_the_profile_must_get(cycle):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from viewcopy import catalogue
-from viewcopy.devices import available_devices, resolve_devices
-from viewcopy.measure import measure_catalogue
+from viewcopy.engine.devices import available_devices, resolve_devices
+from viewcopy.exercise import catalogue
+from viewcopy.exercise.measured import measure_catalogue
 
 
 def in_place_oracle(op_expr: str, parent_expr: str, device: str) -> str:

@@ -12,9 +12,9 @@ import xml.etree.ElementTree as ET
 import pytest
 import torch
 
-from viewcopy.draw import Diagram, render_svg
-from viewcopy.evidence import Evidence
-from viewcopy.layout import Layout
+from viewcopy.display.draw import Diagram, render_svg
+from viewcopy.engine.evidence import Evidence
+from viewcopy.engine.layout import Layout
 
 SVG = "{http://www.w3.org/2000/svg}"
 

@@ -13,13 +13,21 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from conftest import sandbox_or_skip
+from conftest import expected_scores, sandbox_or_skip
 from course_notebook import ROOT
-from test_course import expected_scores
 
-from viewcopy.cycle import ASSIGNMENT, COURSE_ID, enrol, nbgrader, prepare_course, read_gradebook
-from viewcopy.grader import FAILED, GRADED, grade
-from viewcopy.synthetic import NOTEBOOK, Student, synthetic_class, write_submission
+from viewcopy.course.assignment import (
+    ASSIGNMENT,
+    COURSE_ID,
+    NOTEBOOK,
+    build_course,
+    grade_id,
+    read_grades,
+    submission_folder,
+)
+from viewcopy.exercise.locking import LOCK_FILE
+from viewcopy.instructor.grade import FAILED, GRADED, grade
+from viewcopy.instructor.synthetic import Student, hand_in, synthetic_class
 
 sandbox_or_skip(cgroups=True)  # the fork bomb must meet a process limit
 LIMIT_S = 45
@@ -73,9 +81,9 @@ def attacks(course: Path) -> dict[str, tuple[str, dict[str, str]]]:
         "patches_torch": (
             "patches torch and viewcopy so that classify scores full marks",
             {
-                "classify": "import torch, viewcopy.checks, viewcopy.truth\n"
+                "classify": "import torch, viewcopy.checks, viewcopy.engine.storage\n"
                 "torch.Tensor.untyped_storage = lambda self: None\n"
-                "viewcopy.truth.verdict = lambda result, parent: 'view'\n"
+                "viewcopy.engine.storage.verdict = lambda result, parent: 'view'\n"
                 "viewcopy.checks.classify_credit = lambda *args, **kwargs: 5.0\n"
                 "def classify(op_result, parent):\n    return 'view'\n"
             },
@@ -115,9 +123,7 @@ def digest(root: Path, skip: tuple[str, ...]) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     course = tmp_path_factory.mktemp("hostile") / "course"
-    prepare_course(ROOT, course)
-    nbgrader(course, "generate_assignment", ASSIGNMENT, "--create", "--force")
-    base = {s.student_id: s for s in synthetic_class()}
+    base = {s.student_id: s for s in synthetic_class(ROOT)}
     honest = [
         Student("honest_perfect", "honest", base["perfect"].cells, classifier="storage"),
         Student(
@@ -132,12 +138,10 @@ def graded(tmp_path_factory):
         Student(sid, what, {**base["perfect"].cells, **cells}, runs=False)
         for sid, (what, cells) in attacks(course).items()
     ]
-    enrol(course, [*honest, *hostile])
+    build_course(ROOT, course, {s.student_id: s.profile for s in [*honest, *hostile]})
     for student in [*honest, *hostile]:
-        folder = course / "submitted" / student.student_id / ASSIGNMENT
-        write_submission(student, course / "release" / ASSIGNMENT, folder)
-        (folder / "timestamp.txt").write_text("2026-11-29 09:00:00.000000 UTC\n")
-    forged = course / "submitted" / "forged_lock" / ASSIGNMENT / "view_or_copy.lock.json"
+        hand_in(student, course)
+    forged = submission_folder(course, "forged_lock") / LOCK_FILE
     forged.write_text(json.dumps({"fingerprint": "0" * 64, "locked_at": "2026-11-29 08:00"}))
     before = digest(course, skip=("autograded", "grade_logs", "gradebook.db"))
     outcomes = {o.student_id: o for o in grade(course, ASSIGNMENT, limit_s=LIMIT_S, say=print)}
@@ -146,18 +150,15 @@ def graded(tmp_path_factory):
 
 
 def scores(course: Path, student_id: str) -> dict[str, float | None]:
-    (result,) = read_gradebook(course, [Student(student_id, "")])
-    return result.scores
+    return {cell: score for cell, (score, _) in read_grades(course)[student_id].items()}
 
 
 def autograded(course: Path, student_id: str) -> nbformat.NotebookNode:
     return nbformat.read(course / "autograded" / student_id / ASSIGNMENT / NOTEBOOK, as_version=4)
 
 
-def cell_text(notebook, grade_id: str) -> str:
-    (cell,) = [
-        c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id
-    ]
+def cell_text(notebook, wanted: str) -> str:
+    (cell,) = [c for c in notebook.cells if grade_id(c) == wanted]
     return "".join(
         o.get("text", "") + str(o.get("data", "")) + o.get("evalue", "") for o in cell.outputs
     )
@@ -165,7 +166,7 @@ def cell_text(notebook, grade_id: str) -> str:
 
 def unrun_perfect() -> dict[str, float | None]:
     """What a perfect hand-in that was never run (so never locked) earns."""
-    perfect = {s.student_id: s for s in synthetic_class()}["perfect"]
+    perfect = {s.student_id: s for s in synthetic_class(ROOT)}["perfect"]
     return expected_scores(Student("x", "", perfect.cells, runs=False, classifier="storage"))
 
 
@@ -213,8 +214,8 @@ def test_patched_torch_and_helpers_and_a_silenced_display_earn_nothing_for_what_
     assert "no record" in cell_text(autograded(course, "patches_torch"), "test_classify_visible")
     expected = unrun_perfect()
     silenced = scores(course, "silences_display")
-    for grade_id in ("specific_22", "specific_25", "test_classify_visible", "test_classify_hidden"):
-        assert silenced[grade_id] == 0, grade_id
+    for cell in ("specific_22", "specific_25", "test_classify_visible", "test_classify_hidden"):
+        assert silenced[cell] == 0, cell
     assert silenced["check_rules_after"] == expected["check_rules_after"]
 
 

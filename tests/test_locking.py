@@ -4,8 +4,8 @@ import pytest
 import torch
 
 import viewcopy
-from viewcopy.devices import available_devices
-from viewcopy.locking import LOCK_FILE, LockError, read_lock
+from viewcopy.engine.devices import available_devices
+from viewcopy.exercise.locking import LOCK_FILE, LockError, read_lock
 
 
 def predictions(**changes):

@@ -6,16 +6,10 @@ import pytest
 import torch
 from conftest import numpy_oracle
 
-from viewcopy import catalogue
-from viewcopy.expressions import ExpressionError, parent_factory
-from viewcopy.measure import (
-    MeasurementDisagreement,
-    NotATensor,
-    measure,
-    measure_catalogue,
-    measure_item,
-    measure_with,
-)
+from viewcopy.engine.expressions import ExpressionError, parent_factory
+from viewcopy.engine.measure import MeasurementDisagreement, NotATensor, measure, measure_with
+from viewcopy.exercise import catalogue
+from viewcopy.exercise.measured import measure_catalogue, measure_item
 
 CASES = [(op.item, parent) for op in catalogue.OPS for parent in catalogue.PARENTS]
 
@@ -51,7 +45,7 @@ def test_copies_show_the_bytes_they_allocated(item):
 
 
 def test_same_object_counts_as_a_view():
-    evidence = measure("x.contiguous()")
+    evidence = measure("x.contiguous()", catalogue.PARENT_EXPR)
     assert (evidence.verdict, evidence.same_object) == ("view", True)
 
 
@@ -80,7 +74,7 @@ def test_null_storage_pointers_are_judged_by_storage_identity(op_expr, parent_ex
 
 
 def test_memory_shared_through_numpy_is_a_view():
-    evidence = measure("torch.from_numpy(x.numpy()[1:])")
+    evidence = measure("torch.from_numpy(x.numpy()[1:])", catalogue.PARENT_EXPR)
     assert (evidence.verdict, evidence.write_through) == ("view", True)
 
 
@@ -118,18 +112,18 @@ def test_witnesses_that_disagree_fail_loudly():
 @pytest.mark.parametrize("bad", ["x.(", "y + 1", "x.not_a_method()", "torch.nope(x)"])
 def test_invalid_expressions_raise_expression_error(bad):
     with pytest.raises(ExpressionError, match="expression"):
-        measure(bad)
+        measure(bad, catalogue.PARENT_EXPR)
 
 
 def test_non_tensor_results_are_refused_with_a_hint():
     with pytest.raises(NotATensor, match=r"\(x.unbind\(0\)\)\[0\]"):
-        measure("x.unbind(0)")
+        measure("x.unbind(0)", catalogue.PARENT_EXPR)
     with pytest.raises(NotATensor, match="float"):
-        measure("x.sum().item()")
+        measure("x.sum().item()", catalogue.PARENT_EXPR)
 
 
 def test_warnings_are_recorded_not_printed():
-    evidence = measure("torch.tensor(x)")
+    evidence = measure("torch.tensor(x)", catalogue.PARENT_EXPR)
     assert evidence.verdict == "copy"
     assert any("copy construct" in w for w in evidence.warnings)
 
@@ -143,10 +137,11 @@ def test_catalogue_covers_every_item_parent_and_device():
 
 def test_measuring_the_catalogue_writes_nothing_to_stderr():
     script = (
-        "from viewcopy.measure import measure_catalogue, measure\n"
+        "from viewcopy.engine.measure import measure\n"
+        "from viewcopy.exercise.measured import measure_catalogue\n"
         "measure_catalogue(('cpu',))\n"
-        "measure('torch.tensor(x)')\n"
-        "measure('x.view(5, 5)')\n"
+        "measure('torch.tensor(x)', 'torch.arange(24.).reshape(4, 6)')\n"
+        "measure('x.view(5, 5)', 'torch.arange(24.).reshape(4, 6)')\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

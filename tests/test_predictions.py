@@ -3,8 +3,8 @@ import copy
 import pytest
 
 import viewcopy
-from viewcopy.locking import LOCK_FILE
-from viewcopy.predictions import PredictionError, fingerprint, parse_predictions
+from viewcopy.exercise.locking import LOCK_FILE
+from viewcopy.exercise.predictions import PredictionError, fingerprint, parse_predictions
 
 
 def good():

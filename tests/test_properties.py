@@ -7,8 +7,8 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from viewcopy.layout import Layout, reached
-from viewcopy.measure import measure_with
+from viewcopy.engine.layout import Layout, reached
+from viewcopy.engine.measure import measure_with
 
 shapes = st.lists(st.integers(0, 4), min_size=0, max_size=4).map(tuple)
 

@@ -2,7 +2,7 @@
 
 The unit tests build hand-in folders by hand; the rest read the session's graded course
 (conftest's `cycle`) and compare the report with what each synthetic profile must give, with the
-view/copy oracle of test_checks for classify and the gradebook as cycle.read_gradebook reads it.
+view/copy oracle of conftest for classify and the gradebook as read_grades reads it.
 """
 
 from __future__ import annotations
@@ -19,13 +19,13 @@ from pathlib import Path
 import nbformat
 import pytest
 import torch
+from conftest import TWENTY, classify_oracle, student_classify
 from course_notebook import RELEASE, ROOT, hidden_traps
 from nbclient import NotebookClient
-from test_checks import TWENTY, oracle, student_classify
 
-from viewcopy import checks, cli
-from viewcopy.checks import Case, Miss, parse_misses
-from viewcopy.handin import (
+from viewcopy import cli
+from viewcopy.course.assignment import CLASSIFY_CELLS, NOTEBOOK
+from viewcopy.course.handin import (
     CHANGED,
     FORGED,
     LOCKED,
@@ -37,12 +37,14 @@ from viewcopy.handin import (
     read_handin,
     read_predictions,
 )
-from viewcopy.locking import LOCK_FILE, write_lock
-from viewcopy.notebook import measured_predictions
-from viewcopy.predictions import parse_predictions
-from viewcopy.report import CLASSIFY_CELLS, build_report, write_report
-from viewcopy.report_plots import FIGURES
-from viewcopy.synthetic import NOTEBOOK, Student, fill, predictions_source
+from viewcopy.exercise.locking import LOCK_FILE, write_lock
+from viewcopy.exercise.predictions import parse_predictions
+from viewcopy.instructor.report import build_report
+from viewcopy.instructor.report_files import FIGURES, write_report
+from viewcopy.instructor.synthetic import Student, fill, predictions_source
+from viewcopy.notebook import checks, measured_predictions
+from viewcopy.notebook.cases import Case, CaseResult, run_case
+from viewcopy.notebook.miss_lines import Miss, miss_line, parse_misses, total_line
 
 REPORT_NOTEBOOK = ROOT / "notebooks" / "class_report.ipynb"
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -66,15 +68,15 @@ def test_parse_misses_reads_back_every_miss_classify_credit_prints(capsys):
             return "View"
         return student_classify("data_ptr")(result, parent)
 
-    outcomes = [checks.run_case(mixed, case) for case in cases]
+    outcomes = [run_case(mixed, case) for case in cases]
     misses = parse_misses(classify_output(mixed, cases, capsys))
     missed = [o for o in outcomes if not o.right]
     assert [(m.device, m.hint) for m in misses] == [(o.case.device, o.case.hint) for o in missed]
     assert [m.answered for m in misses] == [not o.problem for o in missed]
     assert {m.why.split()[0] for m in misses} == {"said", "raised", "returned"}
     assert any(": " in m.hint for m in misses), "hints with a colon survive"
-    assert all("\n" not in checks.miss_line(o) for o in missed)
-    assert parse_misses(checks.miss_line(missed[0]) + "\n" + checks.summary_line(0, 1)) == [
+    assert all("\n" not in miss_line(o) for o in missed)
+    assert parse_misses(miss_line(missed[0]) + "\n" + total_line(0, 1)) == [
         misses[0]
     ]
 
@@ -100,8 +102,8 @@ def test_an_unfinished_run_has_no_misses_to_read():
 
 def test_a_miss_line_round_trips_through_its_parser():
     case = Case("a parent that is itself a view: a transpose of it", "torch.arange(6.)", "x[1:]")
-    line = checks.miss_line(checks.Outcome(case, "view", "copy"))
-    assert parse_misses(f"{line}\n{checks.summary_line(0, 1)}") == [
+    line = miss_line(CaseResult(case, "view", "copy"))
+    assert parse_misses(f"{line}\n{total_line(0, 1)}") == [
         Miss("cpu", case.hint, "said 'copy', measured 'view'")
     ]
 
@@ -311,7 +313,7 @@ def expected_misses(student: Student) -> dict[str, dict[str, bool]] | None:
             got = None
             with contextlib.suppress(Exception):
                 got = classify(result, parent)
-            if got != oracle(result, parent):
+            if got != classify_oracle(result, parent):
                 out[cell][case.hint] = got in ("view", "copy")
     return out
 

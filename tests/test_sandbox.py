@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import sandbox_or_skip
 
-from viewcopy.sandbox import COURSE_DATA, Cgroups, Limits, readable_paths
+from viewcopy.plugins.sandbox import COURSE_DATA, Cgroups, Limits, readable_paths
 
 LIMITS = Limits(cpu_s=60, memory_bytes=1 * 2**30, processes=64, scratch_bytes=8 * 2**20)
 
@@ -34,7 +34,7 @@ def sandboxed_kernel(tmp_path_factory):
     from jupyter_core.utils import run_sync
     from traitlets.config import Config
 
-    from viewcopy.sandboxed_kernel import SandboxedKernelManager
+    from viewcopy.plugins.sandboxed_kernel import SandboxedKernelManager
 
     root = tmp_path_factory.mktemp("sandbox")
     course = root / "course"

@@ -5,8 +5,8 @@ import pytest
 from conftest import numpy_oracle
 
 import viewcopy
-from viewcopy import catalogue
-from viewcopy.spreadsheet import RIGHT, WRONG
+from viewcopy.display.spreadsheet import RIGHT, WRONG
+from viewcopy.exercise import catalogue
 
 
 def measured_predictions(wrong_items=()):

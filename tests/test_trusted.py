@@ -10,10 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from viewcopy import checks, records
-from viewcopy.lab import lock
-from viewcopy.notebook import measured_predictions
-from viewcopy.trusted import check_call, master_cases, rejudge
+from viewcopy.notebook import checks, lock, measured_predictions, records
+from viewcopy.notebook.miss_lines import parse_misses
+from viewcopy.plugins.trusted import check_call, master_cases, rejudge
 
 PREDICTION_CELL = "viewcopy.checks.prediction_credit(PREDICTIONS, points=5)"
 SPECIFIC_CELL = "viewcopy.checks.specificity_credit(ANSWER_21, item=21, points=1)"
@@ -95,7 +94,7 @@ def test_classify_answers_are_judged_against_the_graders_measurement(tmp_path):
     c = cell(always_view, claimed="1.0", record={"check": "classify_credit", "answers": forged})
     rejudge(c, TRAPS_CELL, check_call(TRAPS_CELL), 2, tmp_path)
     assert credit_of(c) == 2  # answering right is what full marks take, however it is done
-    assert checks.parse_misses(c.outputs[0].text) == []  # the grader's reasons, for the report
+    assert parse_misses(c.outputs[0].text) == []  # the grader's reasons, for the report
     dropped = cell(always_view, record={"check": "classify_credit", "answers": forged[:1]})
     rejudge(dropped, TRAPS_CELL, check_call(TRAPS_CELL), 2, tmp_path)
     assert credit_of(dropped) == 1  # a case with no recorded answer is a miss, not skipped

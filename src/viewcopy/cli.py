@@ -1,4 +1,5 @@
-"""The `viewcopy` command: the measured key, probing any expression, drawing one."""
+"""The `viewcopy` command: the measured key, probe, draw, and the instructor's demo, grade and
+report."""
 
 from __future__ import annotations
 
@@ -7,12 +8,14 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from viewcopy import catalogue
-from viewcopy.devices import KNOWN_DEVICES, DeviceUnavailable, resolve_devices
-from viewcopy.expressions import ExpressionError
-from viewcopy.formats import FORMATS, render, render_one
-from viewcopy.grader import DEFAULT_LIMIT_S, GradeError
-from viewcopy.measure import MeasurementDisagreement, measure, measure_catalogue
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK
+from viewcopy.display.formats import FORMATS, render, render_one
+from viewcopy.engine.devices import KNOWN_DEVICES, DeviceUnavailable, resolve_devices
+from viewcopy.engine.expressions import ExpressionError
+from viewcopy.engine.measure import MeasurementDisagreement, measure
+from viewcopy.exercise import catalogue
+from viewcopy.exercise.measured import measure_catalogue
+from viewcopy.instructor.grade import DEFAULT_LIMIT_S, GradeError
 
 USAGE_ERROR = 2
 
@@ -49,7 +52,7 @@ def build_parser() -> argparse.ArgumentParser:
     grade = commands.add_parser(
         "grade", help="nbgrader autograde for the whole class, in parallel, with progress"
     )
-    grade.add_argument("assignment", nargs="?", default="view_or_copy")
+    grade.add_argument("assignment", nargs="?", default=ASSIGNMENT)
     grade.add_argument("--course", default=".", help="the nbgrader course folder")
     grade.add_argument("--jobs", type=_positive, default=None, help="workers (default: cores)")
     grade.add_argument("--student", default="*", help="student ids to grade (shell pattern)")
@@ -70,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     report = commands.add_parser(
         "report", help="the class report of a graded course: misconceptions, locks, scores, traps"
     )
-    report.add_argument("assignment", nargs="?", default="view_or_copy")
+    report.add_argument("assignment", nargs="?", default=ASSIGNMENT)
     report.add_argument("--course", default=".", help="the graded nbgrader course folder")
     report.add_argument("--out", help="where to write (default: <course>/reports/<assignment>)")
     return parser
@@ -88,7 +91,7 @@ def run_probe(args: argparse.Namespace) -> str:
 
 
 def run_draw(args: argparse.Namespace) -> str:
-    from viewcopy.draw import Diagram
+    from viewcopy.display.draw import Diagram
 
     (device,) = resolve_devices(args.device)
     evidence = measure(args.expr, args.parent, device, parent_name=_parent_label(args.parent))
@@ -97,7 +100,7 @@ def run_draw(args: argparse.Namespace) -> str:
 
 
 def run_demo(args: argparse.Namespace) -> str:
-    from viewcopy.cycle import ASSIGNMENT, run_cycle, table
+    from viewcopy.instructor.demo import run_cycle, scores_table
 
     repo, course = Path(args.repo).resolve(), Path(args.course).resolve()
     if not (repo / "nbgrader_config.py").is_file():
@@ -105,9 +108,9 @@ def run_demo(args: argparse.Namespace) -> str:
             f"{repo} has no nbgrader_config.py; run from the course repository or pass --repo"
         )
     results = run_cycle(repo, course, say=lambda line: print(line, flush=True))
-    feedback = course / "feedback" / "<student>" / ASSIGNMENT / "view_or_copy.html"
+    feedback = course / "feedback" / "<student>" / ASSIGNMENT / NOTEBOOK.replace(".ipynb", ".html")
     return (
-        f"\n{table(results)}\n\n"
+        f"\n{scores_table(results)}\n\n"
         f"feedback:  {feedback}\n"
         f"grades:    {course / 'grades.csv'} (nbgrader export)\n"
         f"gradebook: {course / 'gradebook.db'}; answers 21-25 (?) are graded by hand "
@@ -117,7 +120,7 @@ def run_demo(args: argparse.Namespace) -> str:
 
 
 def run_grade(args: argparse.Namespace) -> str:
-    from viewcopy.grader import FAILED, SANDBOXED, grade, record_path, summary
+    from viewcopy.instructor.grade import FAILED, SANDBOXED, grade, outcomes_summary, record_path
 
     outcomes = grade(
         Path(args.course),
@@ -130,20 +133,21 @@ def run_grade(args: argparse.Namespace) -> str:
         sandbox=None if args.no_sandbox else SANDBOXED,
     )
     record = record_path(Path(args.course).resolve(), args.assignment)
-    text = f"{summary(outcomes)}\nrecord: {record} (nbgrader's log per student beside it)"
+    text = f"{outcomes_summary(outcomes)}\nrecord: {record} (nbgrader's log per student beside it)"
     if any(o.status == FAILED for o in outcomes):
         raise SubmissionsFailed(text)
     return text
 
 
 def run_report(args: argparse.Namespace) -> str:
-    from viewcopy.report import build_report, summary, write_report
+    from viewcopy.instructor.report import build_report, terminal_summary
+    from viewcopy.instructor.report_files import write_report
 
     course = Path(args.course)
     out = Path(args.out) if args.out else course / "reports" / args.assignment
     report = build_report(course, args.assignment)
     written = write_report(report, out)
-    return f"{summary(report)}\nwrote {', '.join(p.name for p in written)} to {out}"
+    return f"{terminal_summary(report)}\nwrote {', '.join(p.name for p in written)} to {out}"
 
 
 class SubmissionsFailed(Exception):

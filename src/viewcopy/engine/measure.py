@@ -1,27 +1,26 @@
 """Measuring one op on one parent on one device: the verdict and the evidence behind it.
 
-Two independent witnesses decide view or copy and must agree (DESIGN §3): storage identity (the
-untyped storages of both tensors, `viewcopy.truth`) and a write-through probe (flip every byte of a
-fresh parent's storage and see whether the result's elements change). The profiler is a third
-witness, shown.
+Two independent witnesses decide view or copy and must agree, or no verdict is given: storage
+identity (the untyped storages of both tensors, `viewcopy.engine.storage`) and a write-through
+probe (flip every byte of a fresh parent's storage and see whether the result's elements change).
+A grade must never rest on one observation that a PyTorch release could change the meaning of.
+The profiler is a third witness, shown but not deciding.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import warnings
 from collections.abc import Callable
 
 import torch
 
-from viewcopy import catalogue
-from viewcopy.devices import allocated_bytes, synchronize
-from viewcopy.evidence import Evidence
-from viewcopy.expressions import ExpressionError, op_function, parent_factory
-from viewcopy.layout import Layout
-from viewcopy.profiling import profiled
-from viewcopy.truth import shares_memory
+from viewcopy.engine.devices import allocated_bytes, synchronize
+from viewcopy.engine.evidence import Evidence
+from viewcopy.engine.expressions import ExpressionError, op_function, parent_factory
+from viewcopy.engine.layout import Layout
+from viewcopy.engine.profiling import profiled
+from viewcopy.engine.storage import shares_memory
 
 PROBE_SAMPLES = 8
 """How many elements of the result the write-through probe reads (bounded, whatever the numel)."""
@@ -156,7 +155,7 @@ def _probe(op: Callable[[torch.Tensor], object], make_parent: Callable[[], torch
 
 def measure(
     op_expr: str,
-    parent_expr: str = catalogue.PARENT_EXPR,
+    parent_expr: str,
     device: str = "cpu",
     *,
     item: int | None = None,
@@ -169,30 +168,4 @@ def measure(
         op_expr=op_expr,
         parent_name=parent_name or parent_expr,
         item=item,
-    )
-
-
-def measure_item(item: int, parent: str = "x", device: str = "cpu") -> Evidence:
-    """Evidence for one of the twenty on `x` or on a variant (by name), on one device."""
-    return measure(
-        catalogue.op(item).expr,
-        catalogue.parent_expr(parent),
-        device,
-        item=item,
-        parent_name=parent,
-    )
-
-
-@functools.cache
-def measure_catalogue(devices: tuple[str, ...]) -> tuple[Evidence, ...]:
-    """The twenty on `x` and on every variant, on each device: device, then parent, then item.
-
-    Measured once per process and devices: the lock, the reveal, the checks and the debrief of one
-    graded run read the same (immutable) evidence instead of re-measuring it four times.
-    """
-    return tuple(
-        measure_item(op.item, parent, device)
-        for device in devices
-        for parent in catalogue.PARENTS
-        for op in catalogue.OPS
     )

@@ -1,19 +1,23 @@
-"""The class report's figures: one function per figure, each a matplotlib Figure (no pyplot).
+"""The class report's files: every number in one CSV, and one PNG per figure.
 
-Figures built this way need no GUI and no global backend; `Figure.savefig` writes PNG with Agg.
+Each figure is one function returning a matplotlib Figure (no pyplot): no GUI and no global
+backend are needed; `Figure.savefig` writes PNG with Agg.
 """
 
 from __future__ import annotations
 
+import csv
 from collections.abc import Callable
+from pathlib import Path
 
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from viewcopy.grading import PASS_MARK
-from viewcopy.predictions import VERDICT_CHOICES
-from viewcopy.report import ClassReport
+from viewcopy.course.assignment import CLASSIFY_CELLS
+from viewcopy.exercise.predictions import VERDICT_CHOICES
+from viewcopy.exercise.scoring import PASS_MARK
+from viewcopy.instructor.report import ClassReport, rows
 
 WIDTH = 9.0
 PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3")
@@ -102,7 +106,7 @@ def trap_misses(report: ClassReport, *, top: int = 15) -> Figure:
         _nothing(axes, "no classify case was missed")
         return figure
     traps.reverse()
-    short = {"test_classify_visible": "the twenty", "test_classify_hidden": "hidden"}
+    short = dict(zip(CLASSIFY_CELLS, ("the twenty", "hidden"), strict=True))
     labels = [f"[{t.device}] {t.hint} ({short.get(t.cell, t.cell)})" for t in traps]
     wrong = [len(t.wrong) for t in traps]
     axes.barh(labels, wrong, color="#c44e52", label="answered wrong")
@@ -143,3 +147,20 @@ FIGURES: dict[str, Callable[[ClassReport], Figure]] = {
     "specificity": specificity,
 }
 """File name (without .png) -> the function that draws it."""
+
+
+def write_report(report: ClassReport, out: Path) -> list[Path]:
+    """`report.csv` (section,key,measure,value: every number) and one PNG per figure."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    table = out / "report.csv"
+    with table.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["section", "key", "measure", "value"])
+        writer.writerows(("" if v is None else v for v in row) for row in rows(report))
+    written = [table]
+    for name, draw in FIGURES.items():
+        figure = draw(report)
+        figure.savefig(out / f"{name}.png", dpi=110)
+        written.append(out / f"{name}.png")
+    return written

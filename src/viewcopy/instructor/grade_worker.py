@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from viewcopy.sandbox import Limits
+from viewcopy.plugins.sandbox import Limits
 
 STOP = None
 """Sent instead of a student id: the worker exits."""
@@ -98,7 +98,7 @@ def load_api(course: Path, limits: Limits | None):
     coursedir = CourseDirectory(config=config)
     config.CourseDirectory.db_url = gradebook_url(coursedir.db_url)
     if limits is not None:
-        from viewcopy.sandboxed_kernel import sandbox_config
+        from viewcopy.plugins.sandboxed_kernel import sandbox_config
 
         sandbox_config(config, course, limits)
     return NbGraderAPI(CourseDirectory(config=config), config=config)

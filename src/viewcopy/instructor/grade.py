@@ -1,7 +1,7 @@
 """`viewcopy grade`: nbgrader's autograde for a whole class, in parallel, with progress.
 
-Each worker process (viewcopy.grading_worker) pays nbgrader's start-up once and then grades one
-student after another through nbgrader's own API, so gradebook rows and autograded notebooks are
+Each worker process (viewcopy.instructor.grade_worker) pays nbgrader's start-up once and then grades
+one student after another through nbgrader's own API, so gradebook rows and autograded notebooks are
 what `nbgrader autograde` makes. The parent hands out students, enforces a wall-clock limit per
 submission (a hang or a kernel killed by the student's code fails that student only), and on Ctrl-C
 lets the submissions in flight finish before it stops (a second Ctrl-C abandons them).
@@ -23,8 +23,8 @@ from datetime import datetime
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from viewcopy.grading_worker import STOP, Graded, serve
-from viewcopy.sandbox import Cgroups, Limits, bwrap_problem, describe
+from viewcopy.instructor.grade_worker import STOP, Graded, serve
+from viewcopy.plugins.sandbox import Cgroups, Limits, bwrap_problem, describe
 
 GRADED, FAILED, SKIPPED, INTERRUPTED = "graded", "failed", "skipped", "interrupted"
 DEFAULT_LIMIT_S = 900
@@ -32,7 +32,7 @@ SANDBOXED = Limits()
 
 
 @dataclass(frozen=True)
-class Outcome:
+class HandInOutcome:
     """One student's line in the grading record."""
 
     student_id: str
@@ -130,7 +130,7 @@ def discard_partial(course: Path, assignment: str, student_id: str) -> None:
 
 
 class Pool:
-    """Hands students to workers; collects one Outcome per student, whatever each one does."""
+    """Hands students to workers; collects one HandInOutcome per student, whatever each one does."""
 
     def __init__(
         self,
@@ -149,7 +149,7 @@ class Pool:
     def _spawn(self, index: int) -> Worker:
         return Worker(self.course, self.assignment, self.logs / f"worker-{index}.log", self.limits)
 
-    def run(self, students: Sequence[str], done: Callable[[Outcome], None]) -> None:
+    def run(self, students: Sequence[str], done: Callable[[HandInOutcome], None]) -> None:
         queue = deque(students)
         draining = False
         while queue or any(w.student_id for w in self.workers):
@@ -163,7 +163,11 @@ class Pool:
                     raise
                 draining = True
                 for student_id in queue:
-                    done(Outcome(student_id, INTERRUPTED, reason="stopped by Ctrl-C before start"))
+                    done(
+                        HandInOutcome(
+                            student_id, INTERRUPTED, reason="stopped by Ctrl-C before start"
+                        )
+                    )
                 queue.clear()
                 print(
                     "\nCtrl-C: finishing the submissions in flight; Ctrl-C again abandons them",
@@ -177,7 +181,7 @@ class Pool:
             if worker.ready and worker.student_id is None and queue:
                 worker.give(queue.popleft())
 
-    def _collect(self, done: Callable[[Outcome], None]) -> None:
+    def _collect(self, done: Callable[[HandInOutcome], None]) -> None:
         by_connection = {w.connection: w for w in self.workers}
         for ready in wait(list(by_connection), timeout=0.5):
             worker = by_connection[ready]
@@ -195,13 +199,13 @@ class Pool:
                 status = GRADED if message.success else FAILED
                 if not message.success:
                     discard_partial(self.course, self.assignment, message.student_id)
-                done(Outcome(message.student_id, status, message.seconds, message.reason))
+                done(HandInOutcome(message.student_id, status, message.seconds, message.reason))
                 worker.student_id = None
 
     def _record(self, graded: Graded) -> None:
         (self.logs / f"{graded.student_id}.log").write_text(graded.log, encoding="utf-8")
 
-    def _enforce_limit(self, done: Callable[[Outcome], None]) -> None:
+    def _enforce_limit(self, done: Callable[[HandInOutcome], None]) -> None:
         now = time.monotonic()
         for worker in self.workers:
             if worker.student_id and now - worker.since > self.limit_s:
@@ -212,20 +216,24 @@ class Pool:
                     "(an endless loop or a hang); its kernel was killed",
                 )
 
-    def _replace(self, worker: Worker, done: Callable[[Outcome], None], reason: str) -> None:
+    def _replace(self, worker: Worker, done: Callable[[HandInOutcome], None], reason: str) -> None:
         student_id, seconds = worker.student_id, time.monotonic() - worker.since
         worker.kill()
         index = self.workers.index(worker)
         self.workers[index] = self._spawn(index)
         if student_id:
             discard_partial(self.course, self.assignment, student_id)
-            done(Outcome(student_id, FAILED, seconds, reason))
+            done(HandInOutcome(student_id, FAILED, seconds, reason))
 
-    def _abandon(self, done: Callable[[Outcome], None]) -> None:
+    def _abandon(self, done: Callable[[HandInOutcome], None]) -> None:
         for worker in self.workers:
             if worker.student_id:
                 discard_partial(self.course, self.assignment, worker.student_id)
-                done(Outcome(worker.student_id, INTERRUPTED, reason="abandoned by a second Ctrl-C"))
+                done(
+                    HandInOutcome(
+                        worker.student_id, INTERRUPTED, reason="abandoned by a second Ctrl-C"
+                    )
+                )
                 worker.student_id = None
             worker.kill()
 
@@ -241,7 +249,7 @@ def _startup_failure(log: Path) -> str:
     return "a grading process could not start nbgrader in this course:\n" + "\n".join(tail)
 
 
-def write_record(path: Path, outcomes: Iterable[Outcome]) -> None:
+def write_record(path: Path, outcomes: Iterable[HandInOutcome]) -> None:
     """The run's record: one row per student, with the reason for each failure."""
     with path.open("w", newline="", encoding="utf-8") as sink:
         writer = csv.writer(sink)
@@ -250,13 +258,13 @@ def write_record(path: Path, outcomes: Iterable[Outcome]) -> None:
             writer.writerow([o.student_id, o.status, f"{o.seconds:.2f}", o.reason])
 
 
-def read_record(path: Path) -> dict[str, Outcome]:
+def read_record(path: Path) -> dict[str, HandInOutcome]:
     """The last run's record (write_record's CSV), by student; empty when there is none."""
     if not path.is_file():
         return {}
     with path.open(newline="", encoding="utf-8") as source:
         return {
-            row["student_id"]: Outcome(
+            row["student_id"]: HandInOutcome(
                 row["student_id"], row["status"], float(row["seconds"]), row["reason"]
             )
             for row in csv.DictReader(source)
@@ -278,8 +286,8 @@ def grade(
     progress: bool = True,
     sandbox: Limits | None = SANDBOXED,
     say: Callable[[str], None] = print,
-) -> list[Outcome]:
-    """Autograde every matching submission of `assignment` in `course`; one Outcome per student.
+) -> list[HandInOutcome]:
+    """Autograde every matching submission of `assignment` in `course`: one outcome per student.
 
     With `sandbox` (the default) every kernel runs in bubblewrap under those limits; None grades
     with the instructor's rights, as plain `nbgrader autograde` does.
@@ -292,7 +300,7 @@ def grade(
         raise GradeError(f"no submissions of {assignment} match {pattern!r} in {course}/submitted")
     todo = [s for s in students if force or not up_to_date(course, assignment, s)]
     outcomes = [
-        Outcome(s, SKIPPED, reason="already graded (--force regrades)")
+        HandInOutcome(s, SKIPPED, reason="already graded (--force regrades)")
         for s in students
         if s not in todo
     ]
@@ -303,7 +311,7 @@ def grade(
     jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
     bar = _progress_bar(len(todo), jobs, progress)
 
-    def done(outcome: Outcome) -> None:
+    def done(outcome: HandInOutcome) -> None:
         outcomes.append(outcome)
         failed = sum(o.status == FAILED for o in outcomes)
         bar.set_postfix_str(f"{failed} failed" if failed else "", refresh=False)
@@ -351,7 +359,7 @@ def _progress_bar(total: int, jobs: int, enabled: bool):
     )
 
 
-def summary(outcomes: Sequence[Outcome]) -> str:
+def outcomes_summary(outcomes: Sequence[HandInOutcome]) -> str:
     """Counts by status, then every student that was not graded, with the reason."""
     counts = {s: sum(o.status == s for o in outcomes) for s in (GRADED, FAILED, SKIPPED)}
     lines = [", ".join(f"{n} {s}" for s, n in counts.items())]

@@ -13,11 +13,15 @@ from pathlib import Path
 
 import nbformat
 
-from viewcopy.locking import LOCK_FILE, LockError, read_lock, status
-from viewcopy.predictions import Prediction, PredictionError, fingerprint, parse_predictions
-from viewcopy.synthetic import NOTEBOOK
+from viewcopy.course.assignment import NOTEBOOK, PREDICTIONS_CELL, grade_id
+from viewcopy.exercise.locking import LOCK_FILE, LockError, read_lock, status
+from viewcopy.exercise.predictions import (
+    Prediction,
+    PredictionError,
+    fingerprint,
+    parse_predictions,
+)
 
-PREDICTIONS_CELL = "predictions"
 NAME = "PREDICTIONS"
 
 NO_SUBMISSION = "no submission"
@@ -70,11 +74,7 @@ def predictions_literal(source: str) -> object:
 
 def read_predictions(notebook: nbformat.NotebookNode) -> Predictions:
     """The parsed PREDICTIONS of the notebook's last `predictions` cell, or Unreadable."""
-    cells = [
-        c
-        for c in notebook.cells
-        if c.get("metadata", {}).get("nbgrader", {}).get("grade_id") == PREDICTIONS_CELL
-    ]
+    cells = [c for c in notebook.cells if grade_id(c) == PREDICTIONS_CELL]
     if not cells:
         raise Unreadable("no predictions cell")
     try:

@@ -10,7 +10,7 @@ import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from viewcopy.catalogue import CONDITIONS, ITEMS
+from viewcopy.exercise.catalogue import CONDITIONS, ITEMS
 
 VERDICT_CHOICES: tuple[str, ...] = ("view", "copy", *(f"sometimes: {c}" for c in CONDITIONS))
 NON_RULES: frozenset[str] = frozenset(

@@ -8,11 +8,12 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from viewcopy.catalogue import OPS
-from viewcopy.evidence import Evidence
-from viewcopy.grading import Score, Truth, judge
-from viewcopy.locking import LockStatus
-from viewcopy.predictions import Prediction
+from viewcopy.engine.evidence import Evidence
+from viewcopy.exercise.catalogue import OPS
+from viewcopy.exercise.locking import LockStatus
+from viewcopy.exercise.measured import ItemTruth
+from viewcopy.exercise.predictions import Prediction
+from viewcopy.exercise.scoring import Score, judge_prediction
 
 HIDDEN = "hidden until the reveal"
 RIGHT, WRONG = "#d8f3dc", "#ffd6d6"
@@ -38,21 +39,17 @@ class Spreadsheet:
 
     predictions: Mapping[int, Prediction]
     lock: LockStatus
-    truth: Mapping[int, Truth] | None = None
+    truth: Mapping[int, ItemTruth] | None = None
 
     @property
     def revealed(self) -> bool:
         return self.truth is not None
 
-    @property
-    def devices(self) -> tuple[str, ...]:
-        return tuple(next(iter(self.truth.values())).on_x) if self.truth else ()
-
     def judgements(self) -> dict[int, tuple[bool, str]]:
         """Item -> (right, why); empty before the reveal."""
         if not self.truth:
             return {}
-        return {i: judge(p, self.truth[i]) for i, p in self.predictions.items()}
+        return {i: judge_prediction(p, self.truth[i]) for i, p in self.predictions.items()}
 
     @property
     def score(self) -> Score | None:
@@ -111,7 +108,7 @@ class Spreadsheet:
         """The lock state before the reveal; the score after it."""
         if self.score is None:
             return f"Predictions locked; actual column hidden. {self.lock.reason}"
-        return self.score.summary()
+        return self.score.sentence()
 
     def _repr_html_(self) -> str:
         return f"<p><b>{html.escape(self.headline())}</b></p>{self.styler().to_html()}"

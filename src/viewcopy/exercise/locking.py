@@ -17,8 +17,8 @@ from pathlib import Path
 
 import torch
 
-from viewcopy.devices import available_devices
-from viewcopy.predictions import Prediction, StudentError, fingerprint, parse_predictions
+from viewcopy.engine.devices import available_devices
+from viewcopy.exercise.predictions import Prediction, StudentError, fingerprint, parse_predictions
 
 LOCK_FILE = "view_or_copy.lock.json"
 

@@ -3,9 +3,9 @@
 A check returns a `Credit`: a float (nbgrader reads it as the cell's partial credit) whose display
 carries, in the output's metadata, a record of the check's inputs (the student's PREDICTIONS, an
 answer, what classify answered on each case). The grader recomputes the credit from that record in
-its own process, with its own measured truth (viewcopy.trusted): a notebook that patches torch,
-builtins, print, the display or viewcopy itself can change what it hands over, never how it is
-judged. Values are encoded losslessly enough that the grader's judgment is the kernel's.
+its own process, with its own measured truth (viewcopy.plugins.trusted): a notebook that patches
+torch, builtins, print, the display or viewcopy itself can change what it hands over, never how it
+is judged. Values are encoded losslessly enough that the grader's judgment is the kernel's.
 """
 
 from __future__ import annotations

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from viewcopy.evidence import Evidence
-from viewcopy.layout import Index, Layout, reached, shown_positions
+from viewcopy.engine.evidence import Evidence
+from viewcopy.engine.layout import Index, Layout, reached, shown_positions
 
 REACH_LIMIT = 4096
 """Layouts with at most this many non-broadcast cells get exact highlights over all storage."""

@@ -6,7 +6,6 @@ later patches `torch.Tensor.untyped_storage` (or `isinstance`) cannot change wha
 
 from __future__ import annotations
 
-import builtins
 import inspect
 
 import torch
@@ -17,7 +16,6 @@ _device = torch.Tensor.device.__get__
 _storage_data_ptr = torch.UntypedStorage.data_ptr
 _storage_nbytes = torch.UntypedStorage.nbytes
 _storage_device = torch.UntypedStorage.device.__get__
-_isinstance = builtins.isinstance
 
 
 def shares_memory(result: torch.Tensor, parent: torch.Tensor) -> bool:

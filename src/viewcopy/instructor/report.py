@@ -1,16 +1,13 @@
 """The class report: what an instructor needs before the next lecture, from a graded course.
 
 It reads the nbgrader course folder and runs none of the students' code: PREDICTIONS and the lock
-from `submitted/` (viewcopy.handin), the classify tests' printed misses from `autograded/`
-(checks.parse_misses), the scores from `gradebook.db` (opened read-only). Predictions are judged
-against the truth measured on this machine, never against a typed key.
+from `submitted/` (viewcopy.course.handin), the classify tests' printed misses from
+`autograded/` (viewcopy.notebook.miss_lines), the scores from `gradebook.db` (opened read-only).
+Predictions are judged against the truth measured on this machine, never against a typed key.
 """
 
 from __future__ import annotations
 
-import csv
-import shutil
-import tempfile
 from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -20,19 +17,22 @@ import nbformat
 import pandas as pd
 import torch
 
-from viewcopy import catalogue
-from viewcopy.checks import Miss, parse_misses
-from viewcopy.devices import available_devices
-from viewcopy.grader import FAILED, INTERRUPTED, read_record, record_path
-from viewcopy.grading import PASS_MARK, Truth, judge, truth_table
-from viewcopy.handin import LOCK_STATES, NO_SUBMISSION, HandIn, read_handin
-from viewcopy.measure import measure_catalogue
-from viewcopy.predictions import VERDICT_CHOICES
-from viewcopy.synthetic import NOTEBOOK
-
-CLASSIFY_CELLS = ("test_classify_visible", "test_classify_hidden")
-Grades = dict[str, tuple[float | None, float]]
-"""Grade cell -> (score, max score); the score is None while it waits for hand grading."""
+from viewcopy.course.assignment import (
+    ASSIGNMENT,
+    CLASSIFY_CELLS,
+    NOTEBOOK,
+    Grades,
+    grade_id,
+    read_grades,
+)
+from viewcopy.course.handin import LOCK_STATES, NO_SUBMISSION, HandIn, read_handin
+from viewcopy.engine.devices import available_devices
+from viewcopy.exercise import catalogue
+from viewcopy.exercise.measured import ItemTruth, measured_truth
+from viewcopy.exercise.predictions import VERDICT_CHOICES
+from viewcopy.exercise.scoring import PASS_MARK, judge_prediction
+from viewcopy.instructor.grade import FAILED, INTERRUPTED, read_record, record_path
+from viewcopy.notebook.miss_lines import Miss, parse_misses
 
 
 @dataclass(frozen=True)
@@ -132,13 +132,13 @@ class ClassReport:
         return [(s.student, p) for s in self.students for p in s.problems]
 
 
-def build_report(course: Path, assignment: str = "view_or_copy") -> ClassReport:
+def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
     """Read the graded course and judge it against the truth measured here."""
     course = Path(course).resolve()
     if not ((course / "gradebook.db").is_file() or (course / "submitted").is_dir()):
         raise FileNotFoundError(f"{course} has no gradebook.db and no submitted/: not graded yet")
     devices = available_devices()
-    table = truth_table(measure_catalogue(devices))
+    table = measured_truth(devices)
     grades = read_grades(course, assignment)
     failures = {
         s: o.reason
@@ -164,7 +164,7 @@ def build_report(course: Path, assignment: str = "view_or_copy") -> ClassReport:
             cell: sum(s.classify.get(cell) is not None for s in students) for cell in CLASSIFY_CELLS
         },
         traps=_traps(students),
-        specificity=tuple(_specificity(q.item, students) for q in catalogue.QUESTIONS),
+        specificity=tuple(_specificity_share(q.item, students) for q in catalogue.QUESTIONS),
     )
 
 
@@ -172,39 +172,9 @@ def _folders(root: Path, assignment: str) -> list[str]:
     return [p.parent.name for p in root.glob(f"*/{assignment}") if p.is_dir()]
 
 
-def read_grades(course: Path, assignment: str) -> dict[str, Grades]:
-    """Every student's grade cells for the lab's notebook, from a copy of the gradebook.
-
-    The copy keeps the course's gradebook.db untouched (nbgrader's Gradebook creates what it
-    misses). A student enrolled without a graded submission maps to {}; no gradebook, to {}.
-    """
-    from nbgrader.api import Gradebook, MissingEntry
-
-    path = course / "gradebook.db"
-    if not path.is_file():
-        return {}
-    out: dict[str, Grades] = {}
-    with tempfile.TemporaryDirectory() as folder:
-        copy = Path(shutil.copy(path, folder))
-        with Gradebook(f"sqlite:///{copy}", course_id="") as gradebook:
-            for student in gradebook.students:
-                try:
-                    notebook = gradebook.find_submission_notebook(
-                        NOTEBOOK.removesuffix(".ipynb"), assignment, student.id
-                    )
-                except MissingEntry:
-                    out[student.id] = {}
-                    continue
-                out[student.id] = {
-                    g.name: (None if g.needs_manual_grade else g.score, g.max_score)
-                    for g in notebook.grades
-                }
-    return out
-
-
 def _student_line(
     handin: HandIn,
-    table: Mapping[int, Truth],
+    table: Mapping[int, ItemTruth],
     grades: Grades | None,
     autograded: Path,
     assignment: str,
@@ -213,7 +183,7 @@ def _student_line(
     problems = [handin.problem] if handin.problem else []
     right = None
     if handin.submitted is not None:
-        right = sum(judge(p, table[i])[0] for i, p in handin.submitted.items())
+        right = sum(judge_prediction(p, table[i])[0] for i, p in handin.submitted.items())
     if not grades and handin.lock != NO_SUBMISSION:
         problems.append("no graded submission in the gradebook")
     classify, missing = read_classify(autograded / handin.student / assignment / NOTEBOOK)
@@ -244,20 +214,19 @@ def read_classify(path: Path) -> tuple[dict[str, tuple[Miss, ...] | None], str]:
         return none, f"the autograded notebook is unreadable ({exc})"
     out = dict(none)
     for cell in notebook.cells:
-        grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-        if grade_id in out and cell.cell_type == "code":
+        if grade_id(cell) in out and cell.cell_type == "code":
             text = "".join(o.get("text", "") for o in cell.outputs if o.get("name") == "stdout")
             misses = parse_misses(text)
-            out[grade_id] = None if misses is None else tuple(misses)
+            out[grade_id(cell)] = None if misses is None else tuple(misses)
     return out, ""
 
 
-def _item_misses(item: int, judged: list[HandIn], table: Mapping[int, Truth]) -> ItemMisses:
+def _item_misses(item: int, judged: list[HandIn], table: Mapping[int, ItemTruth]) -> ItemMisses:
     truth = table[item]
     wrong = [
         (h.student, h.before_looking[item].verdict)
         for h in judged
-        if not judge(h.before_looking[item], truth)[0]
+        if not judge_prediction(h.before_looking[item], truth)[0]
     ]
     flips = f"; flips with {', '.join(truth.flips)}" if truth.flips else ""
     return ItemMisses(
@@ -282,7 +251,7 @@ def _traps(students: tuple[StudentLine, ...]) -> tuple[TrapMisses, ...]:
     return tuple(sorted(traps, key=lambda t: (-len(t.wrong), -t.caught, t.cell, t.hint)))
 
 
-def _specificity(item: int, students: tuple[StudentLine, ...]) -> Specificity:
+def _specificity_share(item: int, students: tuple[StudentLine, ...]) -> Specificity:
     scores = [s.grades[f"specific_{item}"] for s in students if f"specific_{item}" in s.grades]
     specific = sum(score is not None and score >= maximum for score, maximum in scores)
     return Specificity(item, specific, len(scores))
@@ -346,26 +315,7 @@ def table(report: ClassReport, section: str) -> pd.DataFrame:
     return wide.rename_axis(section)
 
 
-def write_report(report: ClassReport, out: Path) -> list[Path]:
-    """`report.csv` (section,key,measure,value: every number) and one PNG per figure."""
-    from viewcopy.report_plots import FIGURES
-
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    table = out / "report.csv"
-    with table.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["section", "key", "measure", "value"])
-        writer.writerows(("" if v is None else v for v in row) for row in rows(report))
-    written = [table]
-    for name, draw in FIGURES.items():
-        figure = draw(report)
-        figure.savefig(out / f"{name}.png", dpi=110)
-        written.append(out / f"{name}.png")
-    return written
-
-
-def summary(report: ClassReport) -> str:
+def terminal_summary(report: ClassReport) -> str:
     """A few lines for the terminal: what to look at before the next lecture."""
     handed = report.handed_in
     lines = [

@@ -1,5 +1,5 @@
-"""nbgrader's Execute with every kernel started in the sandbox (viewcopy.sandbox), reached over
-Unix sockets: what `viewcopy grade` runs unless told --no-sandbox."""
+"""nbgrader's Execute with every kernel started in the sandbox (viewcopy.plugins.sandbox),
+reached over Unix sockets: what `viewcopy grade` runs unless told --no-sandbox."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
 from traitlets import Dict, List, Unicode, default
 
-from viewcopy.sandbox import Cgroups, Limits, readable_paths, sandboxed
+from viewcopy.plugins.sandbox import Cgroups, Limits, readable_paths, sandboxed
 
 
 class SandboxedKernelManager(AsyncKernelManager):

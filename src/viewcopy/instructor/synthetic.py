@@ -16,27 +16,23 @@ from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
 
-from viewcopy import catalogue
-from viewcopy.devices import available_devices
-from viewcopy.grading import truth_table
-from viewcopy.measure import measure_catalogue
+from viewcopy.course.assignment import (
+    ASSIGNMENT,
+    NOTEBOOK,
+    grade_id,
+    mark_submitted,
+    release_folder,
+    submission_folder,
+)
+from viewcopy.exercise import catalogue
+from viewcopy.exercise.measured import measured_truth
 from viewcopy.notebook import measured_predictions
 
-NOTEBOOK = "view_or_copy.ipynb"
 OPPOSITE = {"view": "copy", "copy": "view"}
+MODEL_CLASSIFY = "classify"
+"""The grade id of the master's classify cell: the model answer the `storage` student hands in."""
 
 CLASSIFIERS: dict[str, str] = {
-    "storage": '''
-    mine, theirs = op_result.untyped_storage(), parent.untyped_storage()
-    if mine is theirs:
-        return "view"
-    if op_result.device != parent.device or mine.device.type == "meta":
-        return "copy"
-    start, other = mine.data_ptr(), theirs.data_ptr()
-    if not (start and other and mine.nbytes() and theirs.nbytes()):
-        return "copy"
-    overlap = start < other + theirs.nbytes() and other < start + mine.nbytes()
-    return "view" if overlap else "copy"''',
     "storage_pointer": '''
     same = op_result.untyped_storage().data_ptr() == parent.untyped_storage().data_ptr()
     return "view" if same else "copy"''',
@@ -63,13 +59,25 @@ GOOD_ANSWERS: dict[int, str] = {
 }
 
 
-def classify_source(kind: str) -> str:
-    """A student's classify cell using the approach `kind`."""
+def classify_source(kind: str, repo: Path) -> str:
+    """A student's classify cell using the approach `kind`; `storage` is the master's own model
+    answer (from `repo`'s source notebook), as a student who solved it hands it in."""
+    if kind == "storage":
+        return model_classify(repo)
     return (
         'def classify(op_result, parent):\n    """Return \'view\' or \'copy\'."""'
         + CLASSIFIERS[kind]
         + "\n"
     )
+
+
+def model_classify(repo: Path) -> str:
+    """The master's classify cell without its solution markers."""
+    master = nbformat.read(repo / "source" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    (source,) = [c.source for c in master.cells if grade_id(c) == MODEL_CLASSIFY]
+    markers = ("### BEGIN SOLUTION", "### END SOLUTION")
+    kept = [line for line in source.splitlines() if line.strip() not in markers]
+    return "\n".join(kept) + "\n"
 
 
 def predictions_source(predictions: Mapping[int, tuple[str, str]]) -> str:
@@ -117,17 +125,18 @@ def rules_after(items: tuple[int, ...]) -> str:
     return "RULES_AFTER = {\n" + body + "}\n"
 
 
-def synthetic_class() -> list[Student]:
-    """Eight profiles, each a distinct path through the grading policy."""
+def synthetic_class(repo: Path) -> list[Student]:
+    """Eight profiles, each a distinct path through the grading policy (`repo`: the course
+    repository, whose master holds the model classify)."""
     right = measured_predictions()
-    table = truth_table(measure_catalogue(available_devices()))
+    table = measured_truth()
 
     def filled(wrong=(), rules=(), classifier="storage", vague=()):
         return {
             "predictions": predictions_source(wrong_on(wrong, right, table)),
             "rules_after": rules_after(rules),
             **answers(vague),
-            "classify": classify_source(classifier),
+            "classify": classify_source(classifier, repo),
         }
 
     typical_wrong, fifteen_wrong = (8, 14, 16), (3, 8, 12, 16, 20)
@@ -184,9 +193,8 @@ def synthetic_class() -> list[Student]:
 def fill(notebook: nbformat.NotebookNode, cells: Mapping[str, str]) -> None:
     """Replace the source of the cells whose nbgrader grade_id is named in `cells`."""
     for cell in notebook.cells:
-        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if grade_id in cells:
-            cell.source = cells[grade_id]
+        if grade_id(cell) in cells:
+            cell.source = cells[grade_id(cell)]
 
 
 def write_submission(
@@ -216,3 +224,11 @@ def write_submission(
     path = folder / NOTEBOOK
     nbformat.write(notebook, path)
     return path
+
+
+def hand_in(student: Student, course: Path) -> Path:
+    """The student's submission of the course's release, stamped as `nbgrader collect` leaves it."""
+    folder = submission_folder(course, student.student_id)
+    write_submission(student, release_folder(course), folder)
+    mark_submitted(folder)
+    return folder

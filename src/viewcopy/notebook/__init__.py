@@ -1,4 +1,8 @@
-"""The lab notebook's read-only cells, one function each: setup, the twenty, the debrief."""
+"""The notebook's cells, one function each: setup, the twenty, lock, reveal, the debrief.
+
+This is the API the released notebook imports (`from viewcopy import notebook as lab`; `lock` and
+`reveal` also as `viewcopy.lock` and `viewcopy.reveal`); the graded cells call `viewcopy.checks`.
+"""
 
 from __future__ import annotations
 
@@ -7,10 +11,12 @@ import html
 import pandas as pd
 import torch
 
-from viewcopy import catalogue, colab
-from viewcopy.devices import available_devices
-from viewcopy.grading import truth_table
-from viewcopy.measure import measure_catalogue
+from viewcopy.display.spreadsheet import Spreadsheet
+from viewcopy.engine.devices import available_devices
+from viewcopy.exercise import catalogue
+from viewcopy.exercise.locking import lock_predictions, verify_for_reveal
+from viewcopy.exercise.measured import measure_catalogue, measured_truth
+from viewcopy.notebook import colab
 
 
 def setup() -> None:
@@ -59,7 +65,7 @@ def measured_predictions(rule: str = "") -> dict[int, tuple[str, str]]:
     Items that flip under a variant are predicted `sometimes: <condition>`; the rule is written
     from the evidence that decided the item.
     """
-    table = truth_table(measure_catalogue(available_devices()))
+    table = measured_truth()
     out = {}
     for item, truth in table.items():
         evidence = truth.evidence[("x", "cpu")]
@@ -81,3 +87,21 @@ def debrief() -> pd.DataFrame:
     ]
     frame = pd.DataFrame(rows, columns=["item", "op", "verdict", "copy kernels", "bytes"])
     return frame.set_index("item")
+
+
+def lock(predictions: object, *, directory=None) -> Spreadsheet:
+    """Validate PREDICTIONS, lock them beside the notebook, show them with the actual column hidden.
+
+    Raises PredictionError (naming every bad item, writing nothing) or LockError.
+    """
+    parsed, state = lock_predictions(predictions, directory)
+    return Spreadsheet(parsed, state)
+
+
+def reveal(predictions: object, *, directory=None, devices: tuple[str, ...] | None = None):
+    """Measure the twenty on every device and variant, and fill the spreadsheet with the truth.
+
+    Refuses (LockError) unless PREDICTIONS are exactly what was locked.
+    """
+    parsed, state = verify_for_reveal(predictions, directory)
+    return Spreadsheet(parsed, state, measured_truth(devices))

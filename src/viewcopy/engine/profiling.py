@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from torch.autograd.profiler import profile
 
-from viewcopy.quiet import captured_fd2
+from viewcopy.engine.quiet import captured_fd2
 
 COPY_KERNELS: frozenset[str] = frozenset(
     {

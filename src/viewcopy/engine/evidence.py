@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass
 
-from viewcopy.layout import Layout
-
-VERDICTS: tuple[str, ...] = ("view", "copy", "error")
+from viewcopy.engine.layout import Layout
 
 
 @dataclass(frozen=True)

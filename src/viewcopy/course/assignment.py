@@ -1,0 +1,129 @@
+"""The course's constants and the helpers every course operation shares.
+
+One place for the names a deployed course depends on (the assignment, its notebook, the grade
+ids of its cells) and for what the demo, the tests and the benchmarks all do to a course folder:
+build one from this repository, hand a notebook in, run nbgrader in it, read its gradebook.
+nbgrader is imported only by the helpers that need it, so the names cost nothing to import.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+
+ASSIGNMENT = "view_or_copy"
+COURSE_ID = "view_or_copy"
+NOTEBOOK = "view_or_copy.ipynb"
+NOTEBOOK_ID = NOTEBOOK.removesuffix(".ipynb")
+
+PREDICTIONS_CELL = "predictions"
+"""The answer cell that assigns PREDICTIONS."""
+CLASSIFY_CELLS = ("test_classify_visible", "test_classify_hidden")
+"""The test cells that grade classify: the twenty, then the hidden trap cases."""
+
+SUBMITTED_AT = "2026-11-29 09:00:00.000000 UTC"
+"""The submission time written for hand-ins built here (nbgrader's timestamp.txt format)."""
+
+Grades = dict[str, tuple[float | None, float]]
+"""Grade cell -> (score, max score); the score is None while it waits for hand grading."""
+
+
+class NbgraderFailed(RuntimeError):
+    """An nbgrader command failed; the message carries the end of its output."""
+
+
+def grade_id(cell: Mapping) -> str | None:
+    """The nbgrader grade id of a notebook cell, None for a cell nbgrader does not manage."""
+    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+
+
+def nbgrader_env() -> dict[str, str]:
+    """The environment for nbgrader: this Python's bin first (nbgrader calls `alembic` by name)."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.pop("NBGRADER_EXECUTION", None)
+    return env
+
+
+def run_nbgrader(course: Path, *args: str, log: Path | None = None) -> None:
+    """Run one nbgrader command in the course folder; NbgraderFailed with its output on failure."""
+    command = [str(Path(sys.executable).parent / "nbgrader"), *args]
+    done = subprocess.run(command, cwd=course, env=nbgrader_env(), capture_output=True, text=True)
+    if log is not None:
+        with log.open("a", encoding="utf-8") as sink:
+            sink.write(f"$ nbgrader {' '.join(args)}\n{done.stdout}{done.stderr}\n")
+    if done.returncode != 0:
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise NbgraderFailed(f"nbgrader {' '.join(args)} failed ({done.returncode}):\n{tail}")
+
+
+def build_course(
+    repo: Path, course: Path, students: Mapping[str, str], *, log: Path | None = None
+) -> None:
+    """A fresh course folder from this repository's config and master, its release generated,
+    and `students` (id -> name) enrolled."""
+    if course.exists():
+        shutil.rmtree(course)
+    course.mkdir(parents=True)
+    shutil.copy(repo / "nbgrader_config.py", course / "nbgrader_config.py")
+    shutil.copytree(repo / "source", course / "source")
+    run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--create", "--force", log=log)
+    enrol(course, students)
+
+
+def enrol(course: Path, students: Mapping[str, str]) -> None:
+    """Add students (id -> name) to the gradebook, as `nbgrader db student add` does."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gradebook:
+        for student_id, name in students.items():
+            # `nbgrader export` writes CSV fields unquoted: a comma would shift the columns
+            gradebook.update_or_create_student(student_id, last_name=name.replace(",", ";"))
+
+
+def release_folder(course: Path) -> Path:
+    return course / "release" / ASSIGNMENT
+
+
+def submission_folder(course: Path, student_id: str, assignment: str = ASSIGNMENT) -> Path:
+    return course / "submitted" / student_id / assignment
+
+
+def mark_submitted(folder: Path) -> None:
+    """Write the hand-in's timestamp.txt, as `nbgrader collect` keeps it."""
+    (folder / "timestamp.txt").write_text(f"{SUBMITTED_AT}\n")
+
+
+def read_grades(course: Path, assignment: str = ASSIGNMENT) -> dict[str, Grades]:
+    """Every student's grade cells for the lab's notebook, from a copy of the gradebook.
+
+    The copy keeps the course's gradebook.db untouched (nbgrader's Gradebook creates what it
+    misses). A student enrolled without a graded submission maps to {}; no gradebook, to {}.
+    """
+    from nbgrader.api import Gradebook, MissingEntry
+
+    path = course / "gradebook.db"
+    if not path.is_file():
+        return {}
+    out: dict[str, Grades] = {}
+    with tempfile.TemporaryDirectory() as folder:
+        copy = Path(shutil.copy(path, folder))
+        with Gradebook(f"sqlite:///{copy}", course_id="") as gradebook:
+            for student in gradebook.students:
+                try:
+                    notebook = gradebook.find_submission_notebook(
+                        NOTEBOOK_ID, assignment, student.id
+                    )
+                except MissingEntry:
+                    out[student.id] = {}
+                    continue
+                out[student.id] = {
+                    g.name: (None if g.needs_manual_grade else g.score, g.max_score)
+                    for g in notebook.grades
+                }
+    return out

@@ -1,0 +1,1 @@
+"""Showing evidence: stride and storage diagrams, the spreadsheet, the explorer, text formats."""

@@ -1,0 +1,184 @@
+"""What the notebook's graded test cells call. Each returns the credit as a number (nbgrader's
+partial credit) and prints the reason for every point lost; none writes to stderr.
+
+Each credit carries a record of the check's inputs (viewcopy.notebook.records): when grading, the
+grader runs the same function on that record in its own process (viewcopy.plugins.trusted),
+inside `judged_outside`, and its number is the one that counts. Graded cells reach this module as
+`viewcopy.checks`, the stable path the master's cells (kept in every gradebook) name.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from pathlib import Path
+
+from viewcopy.display.draw import Diagram
+from viewcopy.engine import storage
+from viewcopy.exercise import catalogue
+from viewcopy.exercise.locking import status
+from viewcopy.exercise.measured import measured_truth
+from viewcopy.exercise.predictions import parse_predictions, rule_problem
+from viewcopy.exercise.scoring import PASS_MARK, judge_prediction
+from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
+from viewcopy.notebook.miss_lines import miss_line, total_line
+from viewcopy.notebook.records import Credit, encode
+
+__all__ = [
+    "Answers",
+    "Case",
+    "classify_credit",
+    "judged_outside",
+    "on_devices",
+    "prediction_credit",
+    "rules_after_credit",
+    "specificity_credit",
+    "the_twenty",
+]
+
+RULE_WORDS = re.compile(r"stride|storage|contigu|dtype|device|byte", re.I)
+SPECIFIC = re.compile(
+    r"\bstrides?\b|\bstorage\b|\d[\d,.]*\s*(?:[kmgt]i?)?b(?:ytes?)?\b|\d[\d,.]*\s*bytes?\b",
+    re.I,
+)
+
+
+_OUTSIDE: list[Path] = []
+
+
+@contextlib.contextmanager
+def judged_outside(folder: Path) -> Iterator[None]:
+    """Judge as the grader does, outside the kernel: the lock is the one in `folder` (the
+    hand-in's copy), and no diagrams are drawn."""
+    _OUTSIDE.append(folder)
+    try:
+        yield
+    finally:
+        _OUTSIDE.pop()
+
+
+def _credit(points: float, earned: float, out_of: float) -> float:
+    return round(points * earned / out_of, 4) if out_of else float(points)
+
+
+def _display_html(markup: str) -> None:
+    from IPython.display import HTML, display
+
+    display(HTML(markup))
+
+
+def _judged(predictions: object):
+    """Parsed predictions, the measured truth, and (right, why) per item."""
+    parsed = parse_predictions(predictions)
+    table = measured_truth()
+    return parsed, table, {item: judge_prediction(p, table[item]) for item, p in parsed.items()}
+
+
+def prediction_credit(predictions: object, *, points: float = 5) -> float:
+    """Full credit at 16/20 locked before looking, proportional below; none if changed or unlocked.
+
+    Shows the static diagram of every missed item (it survives the feedback HTML).
+    """
+    record = {"check": "prediction_credit", "predictions": encode(predictions)}
+    parsed, table, judged = _judged(predictions)
+    lock = status(parsed, _OUTSIDE[-1] if _OUTSIDE else None)
+    missed = [item for item, (right, _) in judged.items() if not right]
+    correct = len(parsed) - len(missed)
+    print(f"{correct}/{len(parsed)} predictions right (full credit from {PASS_MARK}/20).")
+    print(lock.reason)
+    for item in missed:
+        print(
+            f"  item {item} {catalogue.op(item).expr}: you said {parsed[item].verdict!r}; "
+            f"{judged[item][1]}"
+        )
+    credit = _credit(points, min(correct, PASS_MARK), PASS_MARK) if lock.state == "locked" else 0.0
+    print(f"Credit: {credit:g}/{points:g}")
+    for item in missed if not _OUTSIDE else ():
+        _display_html(Diagram(table[item].evidence[("x", "cpu")]).html())
+    return Credit(credit, record)
+
+
+def rules_after_credit(predictions: object, rules_after: object, *, points: float = 2) -> float:
+    """Credit per miss with a real rule (naming strides, storage, contiguity, dtype, device or
+    bytes)."""
+    record = {
+        "check": "rules_after_credit",
+        "predictions": encode(predictions),
+        "rules_after": encode(rules_after),
+    }
+    _, _, judged = _judged(predictions)
+    missed = [item for item, (right, _) in judged.items() if not right]
+    if not isinstance(rules_after, Mapping):
+        print(f"RULES_AFTER must be a dict {{item: rule}}, got {type(rules_after).__name__}.")
+        return Credit(0.0, record)
+    covered = 0
+    for item in missed:
+        problem = _rule_after_problem(rules_after.get(item))
+        if problem:
+            print(f"  item {item} {catalogue.op(item).expr}: {problem}")
+        else:
+            covered += 1
+    print(f"{covered}/{len(missed)} missed items have a rule that would have saved them.")
+    return Credit(_credit(points, covered, len(missed)), record)
+
+
+def _rule_after_problem(rule: object) -> str | None:
+    if rule is None:
+        return "no rule in RULES_AFTER"
+    if not isinstance(rule, str):
+        return f"the rule must be a string, got {type(rule).__name__}"
+    if (problem := rule_problem(rule)) is not None:
+        return problem
+    if not RULE_WORDS.search(rule):
+        return "a rule names strides, storage, contiguity, dtype, device or bytes"
+    return None
+
+
+def specificity_credit(answer: object, *, item: int, points: float = 1) -> float:
+    """Credit when an answer to 21-25 mentions strides, storage or a byte count (card rule 2)."""
+    record = {"check": "specificity_credit", "answer": encode(answer)}
+    return Credit(_specificity_points(answer, f"ANSWER_{item}", points), record)
+
+
+def _specificity_points(answer: object, name: str, points: float) -> float:
+    if not isinstance(answer, str) or not answer.strip():
+        print(f"{name} is empty: answer in one or two sentences.")
+        return 0.0
+    if rule_problem(answer) is not None:
+        print(f"{name} is only {answer.strip()!r}: say what it depends on.")
+        return 0.0
+    if not SPECIFIC.search(answer):
+        print(f"{name} is not specific yet: mention strides, storage, or a byte count.")
+        return 0.0
+    print(f"{name} is specific. (Its content is graded by hand.)")
+    return float(points)
+
+
+def classify_credit(classify: Callable, cases: Iterable[Case], *, points: float) -> float:
+    """Credit in proportion to the cases classify gets right; each miss is listed by its hint.
+
+    `classify` is the student's function, or (when the grader judges) the Answers it recorded.
+    """
+    cases = list(cases)
+    if isinstance(classify, Answers):
+        changed, results = classify.tampered, [classify.result(c) for c in cases]
+    else:
+        changed, results = storage.tampered(), [run_case(classify, c) for c in cases]
+    record = {
+        "check": "classify_credit",
+        "answers": [answer_row(r) for r in results],
+        "tampered": list(changed),
+    }
+    if changed:
+        print(
+            f"torch was modified in this notebook ({', '.join(changed[:5])}); "
+            "classify tests need the real torch, so they give no credit."
+        )
+        return Credit(0.0, record)
+    right = sum(r.right for r in results)
+    for r in results:
+        if not r.right:
+            print(miss_line(r))
+    print(total_line(right, len(results)))
+    return Credit(_credit(points, right, len(results)), record)
