@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from conftest import TWENTY, expected_credit, student_classify
@@ -82,12 +84,16 @@ def shown(monkeypatch):
     return seen
 
 
-def test_prediction_credit_full_at_16_partial_below_and_diagrams_of_misses(workdir, table, shown):
+def test_prediction_credit_full_at_16_partial_below_and_diagrams_of_misses(
+    workdir, table, shown, capsys
+):
     right = measured_predictions()
     fifteen = wrong_on((1, 2, 3, 4, 5), right, table)
     viewcopy.lock(fifteen)
     assert checks.prediction_credit(fifteen, points=5) == round(5 * 15 / 16, 4)
     assert len(shown) == 5 and all("<svg" in s for s in shown)
+    explained = [line for line in capsys.readouterr().out.splitlines() if "in strides:" in line]
+    assert len(explained) == 5  # slicing and transposes: the stride algebra explains each
 
 
 def test_prediction_credit_is_zero_when_changed_after_lock_or_never_locked(
@@ -133,3 +139,12 @@ def test_specificity_wants_strides_storage_or_a_byte_count(answer, credit):
 def test_the_twenty_cases_are_the_catalogue_on_each_device():
     assert [c.op for c in checks.the_twenty(("cpu",))] == [op.expr for op in catalogue.OPS]
     assert set(CLASSIFIERS) >= {"data_ptr", "base", "storage_pointer", "crash"}
+
+
+def test_trap_descriptions_never_state_a_verdict():
+    """Feedback and the report show each hint beside the measured verdict: a hint that said
+    "a copy" could contradict a PyTorch that changed. Op names like view(...) are fine."""
+    verdict_words = re.compile(r"\b(?:views?|cop(?:y|ies)|shared?|shares|allocat\w*)\b(?![(=])")
+    for case in TRAPS:
+        assert not verdict_words.search(case.hint), case.hint
+    assert verdict_words.search("a zero-element copy") and not verdict_words.search("view(3, 4)")

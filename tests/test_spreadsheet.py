@@ -76,3 +76,15 @@ def test_predictions_changed_after_lock_do_not_count(workdir, monkeypatch):
     with pytest.raises(viewcopy.LockError):
         viewcopy.reveal(changed)
     assert viewcopy.reveal(predictions).score.passed
+
+
+def test_each_missed_item_the_algebra_models_is_explained_in_torch_s_own_strides(revealed):
+    import torch
+
+    frame = revealed.frame
+    x = eval(catalogue.PARENT_EXPR, {"torch": torch})
+    for item in (1, 3, 8, 20):  # slicing, transpose, transpose-then-reshape, expand
+        result = eval(catalogue.op(item).expr, {"torch": torch, "x": x})
+        assert str(tuple(result.stride())) in frame.loc[item, "in strides"], item
+    assert frame.loc[13, "in strides"] == ""  # clone: nothing the stride algebra models
+    assert (frame.loc[frame["correct"] == "yes", "in strides"] == "").all()

@@ -81,6 +81,7 @@ class Spreadsheet:
                 right, why = judged[op.item]
                 row["correct"] = "yes" if right else "no"
                 row["why"] = why
+                row["in strides"] = "" if right else (truth.explanation() or "")
             rows.append(row)
         frame = pd.DataFrame(rows).set_index("item")
         if self.score is not None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from viewcopy.engine.devices import available_devices
 from viewcopy.engine.evidence import Evidence
+from viewcopy.engine.explain import explain
 from viewcopy.engine.measure import measure
 from viewcopy.exercise import catalogue
 
@@ -55,6 +56,12 @@ class ItemTruth:
     def reference(self) -> str:
         """The verdict on `x` on the CPU, which every machine has."""
         return self.on_x["cpu"]
+
+    def explanation(self) -> str | None:
+        """Where the op lands in storage, in strides (the layout algebra); None where the algebra
+        does not model the op. It explains the measured verdict and never decides it."""
+        parent = self.evidence[("x", "cpu")].parent_layout
+        return explain(catalogue.op(self.item).expr, parent) if parent else None
 
 
 def truth_table(evidence: Iterable[Evidence]) -> dict[int, ItemTruth]:

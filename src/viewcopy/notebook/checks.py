@@ -92,6 +92,8 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
             f"  item {item} {catalogue.op(item).expr}: you said {parsed[item].verdict!r}; "
             f"{judged[item][1]}"
         )
+        if explanation := table[item].explanation():
+            print(f"    in strides: {explanation}")
     credit = _credit(points, min(correct, PASS_MARK), PASS_MARK) if lock.state == "locked" else 0.0
     print(f"Credit: {credit:g}/{points:g}")
     for item in missed if not _OUTSIDE else ():
