@@ -10,7 +10,7 @@ import uuid
 from pathlib import Path
 
 import nbformat
-from course_notebook import ROOT
+from course_notebook import RELEASE_0_1_0, ROOT
 
 from viewcopy.course.assignment import grade_id
 from viewcopy.instructor.demo import StudentGrades, run_cycle
@@ -96,6 +96,13 @@ def tampered_class(base: dict[str, Student]) -> list[Student]:
             perfect.cells,
             classifier="storage",
             tamper=colab_round_trip,
+        ),
+        Student(
+            "release_0_1_0",
+            "all right, in the notebook of the 0.1.0 release",
+            perfect.cells,
+            classifier="storage",
+            release=RELEASE_0_1_0,
         ),
         Student(
             "deleted_classify",

@@ -9,6 +9,8 @@ import nbformat
 ROOT = Path(__file__).parents[1]
 SOURCE = ROOT / "source" / "view_or_copy" / "view_or_copy.ipynb"
 RELEASE = ROOT / "release" / "view_or_copy" / "view_or_copy.ipynb"
+RELEASE_0_1_0 = ROOT / "tests" / "data" / "release_0.1.0"
+"""The release and config deployed at 0.1.0, frozen: what courses in use still hand in."""
 
 
 def cells_by_id(path: Path) -> dict[str, nbformat.NotebookNode]:

@@ -28,6 +28,12 @@ def test_every_student_gets_exactly_what_the_profile_must_get(cycle):
         assert result.scores == pytest.approx(expected_scores(result.student)), student_id
 
 
+def test_a_hand_in_of_the_0_1_0_release_grades_as_the_current_release_does(cycle):
+    _, results = cycle
+    assert results["release_0_1_0"].scores == results["perfect"].scores
+    assert results["perfect"].auto_total == pytest.approx(20)
+
+
 def test_right_on_the_twenty_but_wrong_on_traps_loses_credit_correct_gets_all(cycle):
     _, results = cycle
     assert results["perfect"].scores["test_classify_hidden"] == 5

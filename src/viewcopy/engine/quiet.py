@@ -1,6 +1,6 @@
 """Keeping graded cells silent: torch's profiler writes `USDT:` lines straight to file descriptor 2.
 
-nbgrader scores a test cell 0 when it writes to stderr (DESIGN §7), so the profiler runs with
+nbgrader scores a test cell 0 when it writes anything to stderr, so the profiler runs with
 descriptor 2 pointed at a temporary file; what it wrote is returned, not printed.
 """
 

@@ -96,7 +96,8 @@ def wrong_on(items: tuple[int, ...], right: Mapping[int, tuple[str, str]], table
 @dataclass(frozen=True)
 class Student:
     """A profile: what the student writes, whether they run it, what they change after (cell
-    sources by grade_id, or anything through `tamper`)."""
+    sources by grade_id, or anything through `tamper`), and which release they downloaded
+    (`release`: a folder holding an earlier release's notebook; None: the course's own)."""
 
     student_id: str
     profile: str
@@ -106,6 +107,7 @@ class Student:
     wrong_items: tuple[int, ...] = ()
     classifier: str | None = None
     tamper: Callable[[nbformat.NotebookNode], None] | None = None
+    release: Path | None = None
 
 
 def answers(vague: tuple[int, ...] = ()) -> dict[str, str]:
@@ -208,7 +210,7 @@ def write_submission(
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
-    notebook = nbformat.read(release / NOTEBOOK, as_version=4)
+    notebook = nbformat.read((student.release or release) / NOTEBOOK, as_version=4)
     fill(notebook, student.cells)
     if student.runs:
         NotebookClient(

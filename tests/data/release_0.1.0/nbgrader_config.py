@@ -1,0 +1,73 @@
+"""nbgrader configuration for the course directory: this folder, wherever it is cloned."""
+
+import os
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    ClearOutput,
+    DeduplicateIds,
+    Execute,
+    GetGrades,
+    IgnorePattern,
+    LimitOutput,
+    OverwriteKernelspec,
+    SaveAutoGrades,
+)
+
+from viewcopy.feedback import HideHiddenTests, StaticWidgets
+from viewcopy.output_cap import CapOutputs
+from viewcopy.restore import RestoreMissingCells
+from viewcopy.trusted import TrustedCredit
+
+c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
+
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.course_id = "view_or_copy"
+
+# A graded run imports torch and measures the twenty on every device in several cells: allow for a
+# cold CUDA start on a busy grader. (The key is Execute.timeout; ExecutePreprocessor's is ignored.)
+c.Execute.timeout = 300
+
+# A student who deletes a test cell gets it back, and is graded on it. nbgrader 0.9's own
+# OverwriteCells fails the whole submission on a deleted test cell here or on any duplicated cell
+# (see viewcopy/restore.py), so autograde sanitizes with RestoreMissingCells in its place.
+c.OverwriteCells.add_missing_cells = True
+c.Autograde.sanitize_preprocessors = [
+    ClearOutput,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    RestoreMissingCells,
+    CheckCellMetadata,
+]
+
+# After the notebook runs, the grader recomputes every check cell's credit in its own process from
+# the inputs the cell recorded, against truth it measures itself (viewcopy/trusted.py): a notebook
+# that patches torch, print, the display or viewcopy changes nothing. Outputs past 2 MB are cut.
+c.Autograde.autograde_preprocessors = [
+    Execute,
+    CapOutputs,
+    TrustedCredit,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    CheckCellMetadata,
+]
+
+# Solution regions become a comment: PREDICTIONS keeps its placeholders, classify its docstring.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}
+
+# Feedback: hidden tests (and tracebacks quoting them) never reach students; the explorer widget
+# shows its static diagram (feedback pages have no live widgets).
+c.GenerateFeedback.preprocessors = [
+    GetGrades,
+    HideHiddenTests,
+    StaticWidgets,
+    CSSHTMLHeaderPreprocessor,
+]
+
+# No IgnorePattern: graded cells are silent on stderr by design (viewcopy.quiet), so any stderr in
+# a test cell is the student's and costs that cell, as nbgrader intends.
