@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Set up .venv with everything the module, its tests and the course need.
+# Set up .venv with everything the module, its tests and the course need; a no-op when .venv is
+# already set up from this pyproject.toml and this script (the stamp records which).
 # torch is installed first and pinned: an unpinned torch on Linux pulls a multi-GB CUDA build.
 # Override with TORCH_SPEC (e.g. TORCH_SPEC='torch==2.13.0 --index-url ...') for another build.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+stamp=".venv/.viewcopy-setup"
+wanted="$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1) ${TORCH_SPEC:-torch==2.13.0}"
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$wanted" ] && [ -x .venv/bin/viewcopy ]; then
+    exit 0
+fi
 # `viewcopy grade` runs each student's kernel in bubblewrap: install it where we can (Debian/Ubuntu
 # as root); elsewhere it says how, and grading needs it or an explicit --no-sandbox.
 if ! command -v bwrap >/dev/null; then
@@ -16,4 +22,5 @@ fi
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet ${TORCH_SPEC:-torch==2.13.0}
 .venv/bin/python -m pip install --quiet -e '.[test,course]'
+echo "$wanted" > "$stamp"
 echo "ready: $(.venv/bin/python -c 'import torch, viewcopy; print("torch", torch.__version__)')"
