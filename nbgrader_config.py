@@ -17,6 +17,7 @@ from nbgrader.preprocessors import (
 )
 
 from viewcopy.plugins.feedback import HideHiddenTests, StaticWidgets
+from viewcopy.plugins.handed_in_lock import KeepHandedInLock, PlaceHandedInLock
 from viewcopy.plugins.output_cap import CapOutputs
 from viewcopy.plugins.restore import RestoreMissingCells
 from viewcopy.plugins.trusted import TrustedCredit
@@ -34,7 +35,10 @@ c.Execute.timeout = 300
 # OverwriteCells fails the whole submission on a deleted test cell here or on any duplicated cell
 # (see viewcopy/restore.py), so autograde sanitizes with RestoreMissingCells in its place.
 c.OverwriteCells.add_missing_cells = True
+# A hand-in without its lock file (a notebook downloaded from Colab) keeps the lock its lock and
+# reveal cells carry in their outputs (viewcopy/plugins/handed_in_lock.py).
 c.Autograde.sanitize_preprocessors = [
+    KeepHandedInLock,
     ClearOutput,
     DeduplicateIds,
     OverwriteKernelspec,
@@ -46,6 +50,7 @@ c.Autograde.sanitize_preprocessors = [
 # the inputs the cell recorded, against truth it measures itself (viewcopy/trusted.py): a notebook
 # that patches torch, print, the display or viewcopy changes nothing. Outputs past 2 MB are cut.
 c.Autograde.autograde_preprocessors = [
+    PlaceHandedInLock,
     Execute,
     CapOutputs,
     TrustedCredit,
@@ -56,6 +61,12 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties,
     CheckCellMetadata,
 ]
+
+# The course's lock service (`viewcopy lock-service --data DIR`), if it runs one: the grader and the
+# class report read its records and key from DIR (viewcopy/course/lock_policy.py). Empty: locks are
+# the notebook's own files. A lock the service never recorded earns credit, flagged, unless False.
+c.LockService.data_dir = os.environ.get("VIEWCOPY_LOCK_DATA", "")
+c.LockService.unverified_locks_earn_credit = True
 
 # Solution regions become a comment: PREDICTIONS keeps its placeholders, classify its docstring.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}

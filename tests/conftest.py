@@ -7,6 +7,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -139,3 +145,40 @@ def sandbox_or_skip(*, cgroups: bool = False) -> None:
     if os.environ.get("VIEWCOPY_REQUIRE_SANDBOX") == "1":
         pytest.fail(f"{problem}; VIEWCOPY_REQUIRE_SANDBOX=1 requires the sandbox", pytrace=False)
     pytest.skip(f"no sandbox on this machine: {problem}", allow_module_level=True)
+
+
+# --- the course lock service, as a real process on 127.0.0.1 ---------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_service(data_dir: Path) -> tuple[subprocess.Popen, str]:
+    """A real service process on a free port, once it answers its health check."""
+    port = free_port()
+    code = "from pathlib import Path; from viewcopy.instructor.lock_service import serve; "
+    code += f"serve(Path({str(data_dir)!r}), port={port})"
+    log = data_dir.parent / f"{data_dir.name}.log"
+    with log.open("w") as output:
+        process = subprocess.Popen([sys.executable, "-c", code], stdout=output, stderr=output)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and process.poll() is None:
+        with contextlib.suppress(OSError):
+            urllib.request.urlopen(f"{url}/v1/health", timeout=1).close()
+            return process, url
+        time.sleep(0.1)
+    process.kill()
+    raise RuntimeError(f"the lock service did not start on {url}:\n{log.read_text()}")
+
+
+def stop(process: subprocess.Popen) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()

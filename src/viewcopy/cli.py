@@ -70,6 +70,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="run student code with your rights, as plain nbgrader does (not safe)",
     )
 
+    service = commands.add_parser(
+        "lock-service",
+        help="run the course's lock service (records locks and reveals; signs receipts)",
+    )
+    service.add_argument("--data", help="its folder: key, id and records (required)")
+    service.add_argument("--host", default="127.0.0.1")
+    service.add_argument("--port", type=_positive, default=8470)
+    actions = service.add_subparsers(dest="action")
+    token = actions.add_parser("token", help="print a student's token for the lock service")
+    token.add_argument("student")
+    token.add_argument("--data", default=argparse.SUPPRESS, help="the service's folder")
+
     report = commands.add_parser(
         "report", help="the class report of a graded course: misconceptions, locks, scores, traps"
     )
@@ -139,6 +151,15 @@ def run_grade(args: argparse.Namespace) -> str:
     return text
 
 
+def run_lock_service(args: argparse.Namespace) -> str:
+    from viewcopy.instructor.lock_service import issue_token, serve
+
+    if args.action == "token":
+        return issue_token(Path(args.data), args.student)
+    serve(Path(args.data), args.host, args.port)
+    return "lock service stopped"
+
+
 def run_report(args: argparse.Namespace) -> str:
     from viewcopy.instructor.report import build_report, terminal_summary
     from viewcopy.instructor.report_files import write_report
@@ -172,11 +193,15 @@ COMMANDS = {
     "demo": run_demo,
     "grade": run_grade,
     "report": run_report,
+    "lock-service": run_lock_service,
 }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command == "lock-service" and not args.data:
+        parser.error("lock-service needs --data DIR (the service's key, id and records)")
     try:
         print(COMMANDS[args.command](args))
     except SubmissionsFailed as exc:

@@ -13,8 +13,17 @@ from pathlib import Path
 
 import nbformat
 
-from viewcopy.course.assignment import NOTEBOOK, PREDICTIONS_CELL, grade_id
-from viewcopy.exercise.locking import LOCK_FILE, LockError, read_lock, status
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, PREDICTIONS_CELL, grade_id
+from viewcopy.course.lock_policy import NOT_VERIFIED, VERIFIED, LockPolicy, judge_lock
+from viewcopy.course.lock_store import student_locks
+from viewcopy.exercise.locking import (
+    LOCK_FILE,
+    OUTPUT_KEY,
+    LockError,
+    LockRecord,
+    read_lock,
+    record_from_json,
+)
 from viewcopy.exercise.predictions import (
     Prediction,
     PredictionError,
@@ -27,10 +36,15 @@ NAME = "PREDICTIONS"
 NO_SUBMISSION = "no submission"
 NEVER_LOCKED = "never locked"
 LOCKED = "locked, unchanged"
+LOCKED_VERIFIED = "locked, verified"
+LOCKED_NOT_VERIFIED = "locked, not verified"
 CHANGED = "changed after lock"
 FORGED = "lock unreadable/forged"
 UNREADABLE = "predictions unreadable"
-LOCK_STATES = (LOCKED, CHANGED, NEVER_LOCKED, FORGED, UNREADABLE, NO_SUBMISSION)
+LOCK_STATES = (
+    LOCKED, LOCKED_VERIFIED, LOCKED_NOT_VERIFIED, CHANGED, NEVER_LOCKED, FORGED, UNREADABLE,
+    NO_SUBMISSION,
+)  # fmt: skip
 """Where a hand-in stands with its lock; every student is in exactly one."""
 
 Predictions = dict[int, Prediction]
@@ -72,6 +86,31 @@ def predictions_literal(source: str) -> object:
     return value
 
 
+def lock_in_outputs(notebook: nbformat.NotebookNode) -> dict | None:
+    """The lock record the last lock or reveal output carries (a notebook handed in without its
+    lock file, as Colab downloads it, still holds it there), None when none does."""
+    found = None
+    for cell in notebook.cells:
+        for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else ():
+            record = output.get("metadata", {}).get(OUTPUT_KEY)
+            found = record if isinstance(record, dict) else found
+    return found
+
+
+def handed_in_lock(folder: Path, notebook: nbformat.NotebookNode) -> LockRecord | None:
+    """The hand-in's lock: its lock file, else the record in its outputs; LockError when the one
+    it has is not a lock this lab wrote."""
+    if (folder / LOCK_FILE).exists():
+        return read_lock(folder)
+    data = lock_in_outputs(notebook)
+    try:
+        return None if data is None else record_from_json(data)
+    except ValueError as exc:
+        raise LockError(
+            f"the lock in the notebook's outputs is not one this lab wrote: {exc}"
+        ) from None
+
+
 def read_predictions(notebook: nbformat.NotebookNode) -> Predictions:
     """The parsed PREDICTIONS of the notebook's last `predictions` cell, or Unreadable."""
     cells = [c for c in notebook.cells if grade_id(c) == PREDICTIONS_CELL]
@@ -91,7 +130,8 @@ class HandIn:
 
     `before_looking` are the predictions made before the reveal (the lock's when it is genuine,
     the notebook's when there is no lock, since the reveal refuses to run without one); `counts`
-    mirrors the score cell's policy: the notebook's predictions match the lock's fingerprint.
+    is the grader's verdict on the lock (viewcopy.course.lock_policy); `refused` counts the locks
+    the course's lock service refused because they came after the reveal.
     """
 
     student: str
@@ -101,22 +141,27 @@ class HandIn:
     before_looking: Predictions | None = None
     counts: bool = False
     changed_items: tuple[int, ...] = ()
+    refused: int = 0
 
 
-def genuine_lock(folder: Path) -> Predictions:
-    """The predictions a lock file holds; Unreadable unless it parses and its fingerprint fits."""
+def genuine_lock(record: LockRecord) -> Predictions:
+    """The predictions a lock record holds; Unreadable unless they parse and match its
+    fingerprint."""
     try:
-        record = read_lock(folder)
         locked = parse_predictions({int(i): tuple(p) for i, p in record.predictions.items()})
-    except (LockError, OSError, ValueError, TypeError, AttributeError) as exc:
+    except (ValueError, TypeError, AttributeError) as exc:
         raise Unreadable(f"{LOCK_FILE} is not a lock this lab wrote: {exc}") from None
     if fingerprint(locked) != record.fingerprint:
         raise Unreadable(f"{LOCK_FILE}'s fingerprint does not match the predictions it holds")
     return locked
 
 
-def read_handin(folder: Path, student: str) -> HandIn:
-    """Read `submitted/<student>/<assignment>/`: its predictions and where they stand."""
+def read_handin(
+    folder: Path, student: str, policy: LockPolicy | None = None, assignment: str = ASSIGNMENT
+) -> HandIn:
+    """Read `submitted/<student>/<assignment>/`: its predictions and where they stand, judged as
+    grading judges them (`policy`: the course's lock service, if it runs one)."""
+    policy = policy or LockPolicy()
     try:
         notebook = nbformat.read(folder / NOTEBOOK, as_version=4)
     except FileNotFoundError:
@@ -128,25 +173,30 @@ def read_handin(folder: Path, student: str) -> HandIn:
         submitted = read_predictions(notebook)
     except Unreadable as exc:
         problem = f"predictions unreadable: {exc}"
-    counts = submitted is not None and _counts(submitted, folder)
-    if not (folder / LOCK_FILE).exists():
-        return HandIn(student, NEVER_LOCKED, problem, submitted, submitted, counts)
+    data = policy.service_data
+    served = student_locks(data, student, assignment) if data else None
+    refused = served.refused if served else 0
     try:
-        locked = genuine_lock(folder)
-    except Unreadable as exc:
-        return HandIn(student, FORGED, _join(problem, str(exc)), submitted, None, counts)
+        record = handed_in_lock(folder, notebook)
+        locked = genuine_lock(record) if record else None
+    except (LockError, OSError, Unreadable) as exc:
+        return HandIn(student, FORGED, _join(problem, str(exc)), submitted, refused=refused)
+    verdict = judge_lock(policy, submitted, record, student, assignment) if submitted else None
+    counts = verdict is not None and verdict.state == "locked"
+    if verdict is not None and verdict.state == "forged":
+        return HandIn(student, FORGED, _join(problem, verdict.reason), submitted, refused=refused)
+    if record is None and not (served and served.locks):
+        return HandIn(student, NEVER_LOCKED, problem, submitted, submitted, counts, refused=refused)
     if submitted is None:
-        return HandIn(student, UNREADABLE, problem, None, locked, counts)
-    changed = tuple(i for i in sorted(locked) if locked[i] != submitted.get(i))
-    state = CHANGED if changed else LOCKED
-    return HandIn(student, state, problem, submitted, locked, counts, changed)
-
-
-def _counts(submitted: Predictions, folder: Path) -> bool:
-    try:
-        return status(submitted, folder).state == "locked"
-    except (LockError, OSError):
-        return False
+        return HandIn(student, UNREADABLE, problem, None, locked, counts, refused=refused)
+    if verdict.state == "changed":
+        before = locked if record and verdict.changed_items else None
+        return HandIn(
+            student, CHANGED, problem, submitted, before, counts, verdict.changed_items, refused
+        )
+    trusts = {VERIFIED: LOCKED_VERIFIED, NOT_VERIFIED: LOCKED_NOT_VERIFIED}
+    state = trusts.get(verdict.trust, LOCKED)
+    return HandIn(student, state, problem, submitted, locked or submitted, counts, (), refused)
 
 
 def _join(*parts: str) -> str:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import pandas as pd
 
 from viewcopy.engine.evidence import Evidence
 from viewcopy.exercise.catalogue import OPS
-from viewcopy.exercise.locking import LockStatus
+from viewcopy.exercise.locking import OUTPUT_KEY, LockStatus
 from viewcopy.exercise.measured import ItemTruth
 from viewcopy.exercise.predictions import Prediction
 from viewcopy.exercise.scoring import Score, judge_prediction
@@ -113,6 +113,13 @@ class Spreadsheet:
 
     def _repr_html_(self) -> str:
         return f"<p><b>{html.escape(self.headline())}</b></p>{self.styler().to_html()}"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """HTML and text, with the lock record in the output's metadata: a notebook handed in
+        without its lock file still carries its lock (the grader reads it from there)."""
+        data = {"text/html": self._repr_html_(), "text/plain": repr(self)}
+        record = self.lock.record
+        return data, ({OUTPUT_KEY: asdict(record)} if record else {})
 
     def __repr__(self) -> str:
         return f"{self.headline()}\n{self.frame.to_string()}"

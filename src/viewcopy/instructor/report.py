@@ -25,7 +25,16 @@ from viewcopy.course.assignment import (
     grade_id,
     read_grades,
 )
-from viewcopy.course.handin import LOCK_STATES, NO_SUBMISSION, HandIn, read_handin
+from viewcopy.course.handin import (
+    LOCK_STATES,
+    LOCKED,
+    LOCKED_NOT_VERIFIED,
+    LOCKED_VERIFIED,
+    NO_SUBMISSION,
+    HandIn,
+    read_handin,
+)
+from viewcopy.course.lock_policy import LockPolicy
 from viewcopy.engine.devices import available_devices
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import ItemTruth, measured_truth
@@ -33,6 +42,9 @@ from viewcopy.exercise.predictions import VERDICT_CHOICES
 from viewcopy.exercise.scoring import PASS_MARK, judge_prediction
 from viewcopy.instructor.grade import FAILED, INTERRUPTED, read_record, record_path
 from viewcopy.notebook.miss_lines import Miss, parse_misses
+
+REFUSED = "tried to lock after the reveal"
+"""The lock section's count of students whose late locks the lock service refused."""
 
 
 @dataclass(frozen=True)
@@ -46,6 +58,8 @@ class StudentLine:
     grades: Grades
     classify: Mapping[str, tuple[Miss, ...] | None]
     problems: tuple[str, ...]
+    refused: int = 0
+    """Locks the course's lock service refused because they came after the reveal."""
 
     @property
     def passes(self) -> bool:
@@ -117,11 +131,19 @@ class ClassReport:
     classify_runs: Mapping[str, int]
     traps: tuple[TrapMisses, ...]
     specificity: tuple[Specificity, ...]
+    lock_service: bool = False
+    """The course runs a lock service: locks are verified against its records."""
 
     @property
     def lock_counts(self) -> dict[str, int]:
+        """Students per lock state; with a lock service, locks split into verified or not, and
+        the students whose locks after the reveal it refused."""
         counts = Counter(s.lock for s in self.students)
-        return {state: counts[state] for state in LOCK_STATES}
+        hidden = (LOCKED,) if self.lock_service else (LOCKED_VERIFIED, LOCKED_NOT_VERIFIED)
+        states = {state: counts[state] for state in LOCK_STATES if state not in hidden}
+        if self.lock_service:
+            states[REFUSED] = sum(s.refused > 0 for s in self.students)
+        return states
 
     @property
     def handed_in(self) -> tuple[StudentLine, ...]:
@@ -146,7 +168,10 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
         if o.status in (FAILED, INTERRUPTED)
     }
     found = sorted({*grades, *_folders(course / "submitted", assignment)})
-    handins = [read_handin(course / "submitted" / s / assignment, s) for s in found]
+    policy = LockPolicy.of_course(course)
+    handins = [
+        read_handin(course / "submitted" / s / assignment, s, policy, assignment) for s in found
+    ]
     students = tuple(
         _student_line(h, table, grades.get(h.student), course / "autograded", assignment, failures)
         for h in handins
@@ -165,6 +190,7 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
         },
         traps=_traps(students),
         specificity=tuple(_specificity_share(q.item, students) for q in catalogue.QUESTIONS),
+        lock_service=policy.service_data is not None,
     )
 
 
@@ -187,6 +213,11 @@ def _student_line(
     if not grades and handin.lock != NO_SUBMISSION:
         problems.append("no graded submission in the gradebook")
     classify, missing = read_classify(autograded / handin.student / assignment / NOTEBOOK)
+    if handin.refused:
+        problems.append(
+            f"tried to lock again after the reveal: the lock service refused {handin.refused} "
+            "lock(s)"
+        )
     if handin.student in failures:
         problems.append(f"grading failed: {failures[handin.student]}")
     elif missing and handin.lock != NO_SUBMISSION:
@@ -199,6 +230,7 @@ def _student_line(
         grades=grades or {},
         classify=classify,
         problems=tuple(problems),
+        refused=handin.refused,
     )
 
 

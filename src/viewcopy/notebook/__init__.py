@@ -7,20 +7,24 @@ This is the API the released notebook imports (`from viewcopy import notebook as
 from __future__ import annotations
 
 import html
+import os
 
 import pandas as pd
 import torch
 
+from viewcopy.course.assignment import ASSIGNMENT
 from viewcopy.display.spreadsheet import Spreadsheet
 from viewcopy.engine.devices import available_devices
 from viewcopy.exercise import catalogue
-from viewcopy.exercise.locking import lock_predictions, verify_for_reveal
+from viewcopy.exercise.locking import ServiceLock, lock_predictions, verify_for_reveal
 from viewcopy.exercise.measured import measure_catalogue, measured_truth
 from viewcopy.notebook import colab
 
 
-def setup() -> None:
-    """Enable Colab's widget manager when in Colab; say which torch and devices are measured."""
+def setup(lock_service: str = "", lock_token: str = "") -> None:
+    """Enable Colab's widget manager when in Colab; say which torch and devices are measured, and
+    which lock service (if any) records the lock. The environment's VIEWCOPY_LOCK_SERVICE and
+    VIEWCOPY_LOCK_TOKEN win over the values the setup cell passes."""
     if colab.enable_widgets():
         print("Colab: custom widget manager enabled (the diagram explorer needs it)")
     devices = available_devices()
@@ -28,6 +32,16 @@ def setup() -> None:
         "" if len(devices) > 1 else " (no CUDA or MPS here: the device variant is not measured)"
     )
     print(f"torch {torch.__version__}; measuring on: {', '.join(devices)}{others}")
+    for name, value in (
+        ("VIEWCOPY_LOCK_SERVICE", lock_service),
+        ("VIEWCOPY_LOCK_TOKEN", lock_token),
+    ):
+        if value.strip() and not os.environ.get(name, "").strip():
+            os.environ[name] = value.strip()
+    service = course_lock_service()
+    if service is not None:
+        where = service.client.url if service.client else os.environ["VIEWCOPY_LOCK_SERVICE"]
+        print(f"lock service: {where}" + (f" ({service.problem})" if service.problem else ""))
 
 
 def show_twenty() -> pd.DataFrame:
@@ -92,16 +106,24 @@ def debrief() -> pd.DataFrame:
 def lock(predictions: object, *, directory=None) -> Spreadsheet:
     """Validate PREDICTIONS, lock them beside the notebook, show them with the actual column hidden.
 
-    Raises PredictionError (naming every bad item, writing nothing) or LockError.
+    Where the course runs a lock service (VIEWCOPY_LOCK_SERVICE and VIEWCOPY_LOCK_TOKEN), the
+    lock is registered there too. Raises PredictionError (naming every bad item, writing nothing)
+    or LockError (also when the service refuses: a lock after the reveal).
     """
-    parsed, state = lock_predictions(predictions, directory)
+    parsed, state = lock_predictions(predictions, directory, course_lock_service())
     return Spreadsheet(parsed, state)
 
 
 def reveal(predictions: object, *, directory=None, devices: tuple[str, ...] | None = None):
     """Measure the twenty on every device and variant, and fill the spreadsheet with the truth.
 
-    Refuses (LockError) unless PREDICTIONS are exactly what was locked.
+    Refuses (LockError) unless PREDICTIONS are exactly what was locked; registers the reveal
+    with the course's lock service, when there is one, before anything is shown.
     """
-    parsed, state = verify_for_reveal(predictions, directory)
+    parsed, state = verify_for_reveal(predictions, directory, course_lock_service())
     return Spreadsheet(parsed, state, measured_truth(devices))
+
+
+def course_lock_service() -> ServiceLock | None:
+    """The course's lock service for this lab, from the environment; None when there is none."""
+    return ServiceLock.from_environment(ASSIGNMENT)

@@ -17,9 +17,9 @@ from pathlib import Path
 from viewcopy.display.draw import Diagram
 from viewcopy.engine import storage
 from viewcopy.exercise import catalogue
-from viewcopy.exercise.locking import status
+from viewcopy.exercise.locking import LockStatus, status
 from viewcopy.exercise.measured import measured_truth
-from viewcopy.exercise.predictions import parse_predictions, rule_problem
+from viewcopy.exercise.predictions import Prediction, parse_predictions, rule_problem
 from viewcopy.exercise.scoring import PASS_MARK, judge_prediction
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
 from viewcopy.notebook.miss_lines import miss_line, total_line
@@ -30,6 +30,7 @@ __all__ = [
     "Case",
     "classify_credit",
     "judged_outside",
+    "local_lock",
     "on_devices",
     "prediction_credit",
     "rules_after_credit",
@@ -44,18 +45,26 @@ SPECIFIC = re.compile(
 )
 
 
-_OUTSIDE: list[Path] = []
+LockJudge = Callable[[Mapping[int, Prediction]], LockStatus]
+"""Where parsed predictions stand against the lock the grader can prove."""
+
+_OUTSIDE: list[LockJudge] = []
 
 
 @contextlib.contextmanager
-def judged_outside(folder: Path) -> Iterator[None]:
-    """Judge as the grader does, outside the kernel: the lock is the one in `folder` (the
-    hand-in's copy), and no diagrams are drawn."""
-    _OUTSIDE.append(folder)
+def judged_outside(lock: LockJudge) -> Iterator[None]:
+    """Judge as the grader does, outside the kernel: `lock` decides where the predictions stand
+    (the hand-in's lock, and the course's lock service when it has one); no diagrams are drawn."""
+    _OUTSIDE.append(lock)
     try:
         yield
     finally:
         _OUTSIDE.pop()
+
+
+def local_lock(folder: Path) -> LockJudge:
+    """The lock file in `folder` (a hand-in's copy) decides, as it does in the kernel."""
+    return lambda parsed: status(parsed, folder)
 
 
 def _credit(points: float, earned: float, out_of: float) -> float:
@@ -82,7 +91,7 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
     """
     record = {"check": "prediction_credit", "predictions": encode(predictions)}
     parsed, table, judged = _judged(predictions)
-    lock = status(parsed, _OUTSIDE[-1] if _OUTSIDE else None)
+    lock = _OUTSIDE[-1](parsed) if _OUTSIDE else status(parsed)
     missed = [item for item, (right, _) in judged.items() if not right]
     correct = len(parsed) - len(missed)
     print(f"{correct}/{len(parsed)} predictions right (full credit from {PASS_MARK}/20).")

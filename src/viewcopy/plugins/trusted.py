@@ -22,6 +22,8 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
+from viewcopy.course.lock_policy import LockPolicy, judge_lock
+from viewcopy.exercise.locking import LockStatus, read_lock
 from viewcopy.notebook import checks, records
 
 MAX_RECORD_BYTES = 1_000_000
@@ -34,6 +36,12 @@ class TrustedCredit(NbGraderPreprocessor):
     def preprocess(self, nb: NotebookNode, resources: dict):
         info = resources["nbgrader"]
         folder = Path(resources["metadata"]["path"])
+        policy = LockPolicy.from_config(self.config)
+
+        def lock(parsed) -> LockStatus:
+            record = read_lock(folder)
+            return judge_lock(policy, parsed, record, info["student"], info["assignment"])
+
         with Gradebook(info["db_url"]) as gradebook:
             for cell in nb.cells:
                 if cell.cell_type != "code" or not is_grade(cell) or is_solution(cell):
@@ -43,7 +51,7 @@ class TrustedCredit(NbGraderPreprocessor):
                 ).source
                 if (call := check_call(source)) is not None:
                     points = float(cell.metadata.nbgrader["points"])
-                    rejudge(cell, source, call, points, folder)
+                    rejudge(cell, source, call, points, lock)
         return nb, resources
 
 
@@ -60,7 +68,9 @@ def check_call(source: str) -> ast.Call | None:
     return last.value if name in {f"viewcopy.checks.{c}" for c in CHECKS} else None
 
 
-def rejudge(cell: NotebookNode, source: str, call: ast.Call, points: float, folder: Path) -> None:
+def rejudge(
+    cell: NotebookNode, source: str, call: ast.Call, points: float, lock: checks.LockJudge
+) -> None:
     """Put the grader's credit (and, when it differs, a note) in place of the cell's own."""
     check = ast.unparse(call.func).rsplit(".", 1)[1]
     record = records.find(cell.outputs)
@@ -77,7 +87,7 @@ def rejudge(cell: NotebookNode, source: str, call: ast.Call, points: float, fold
         note = "This check's record is too large to be one this lab wrote: no credit."
     else:
         try:
-            credit, reasons = recompute(check, record, source, call, points, folder)
+            credit, reasons = recompute(check, record, source, call, points, lock)
         except Exception as exc:  # a record the check refuses earns nothing, and says why
             note = f"The grader could not judge this cell's record ({type(exc).__name__}: {exc})."
         if not note and claimed != credit:
@@ -113,7 +123,7 @@ def _claimed(outputs) -> str | None:
 
 
 def recompute(
-    check: str, record: dict, source: str, call: ast.Call, points: float, folder: Path
+    check: str, record: dict, source: str, call: ast.Call, points: float, lock: checks.LockJudge
 ) -> tuple[float, str]:
     """The check's own function, on the recorded inputs, in this process: its credit, and what it
     printed (the reasons, as the grader sees them)."""
@@ -124,7 +134,7 @@ def recompute(
         if k in ("predictions", "rules_after", "answer")
     }
     said = io.StringIO()
-    with contextlib.redirect_stdout(said), checks.judged_outside(folder):
+    with contextlib.redirect_stdout(said), checks.judged_outside(lock):
         if check == "classify_credit":
             answers = checks.Answers.from_record(record)
             credit = checks.classify_credit(answers, master_cases(source, call), points=points)

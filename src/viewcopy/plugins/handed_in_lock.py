@@ -1,0 +1,44 @@
+"""A notebook handed in without its lock file keeps its lock: the lock and reveal cells' outputs
+carry the lock record, and autograde puts it back beside the notebook before the kernel runs.
+
+nbgrader clears every output before it executes a hand-in, so the record is taken in two steps:
+`KeepHandedInLock` (a sanitize step, before ClearOutput) moves the record from the outputs into
+the notebook's metadata, and `PlaceHandedInLock` (an autograde step, before Execute) writes it as
+the lock file of the autograded copy when the hand-in had none. A record is worth what a lock
+file is: the grader checks its fingerprint, and its receipts when the course runs a lock service.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from nbgrader.preprocessors import NbGraderPreprocessor
+
+from viewcopy.course.handin import lock_in_outputs
+from viewcopy.exercise.locking import LOCK_FILE
+
+STASH = "viewcopy_handed_in_lock"
+"""The notebook metadata key that carries the record from sanitizing to autograding."""
+
+
+class KeepHandedInLock(NbGraderPreprocessor):
+    """Sanitize: keep the lock record of a hand-in that has no lock file (nothing otherwise)."""
+
+    def preprocess(self, nb, resources):
+        nb.metadata.pop(STASH, None)  # only what this step finds in the outputs is carried
+        folder = Path(resources["metadata"]["path"])
+        if not (folder / LOCK_FILE).exists() and (record := lock_in_outputs(nb)) is not None:
+            nb.metadata[STASH] = record
+        return nb, resources
+
+
+class PlaceHandedInLock(NbGraderPreprocessor):
+    """Autograde: write the kept record as the autograded copy's lock file, if it has none."""
+
+    def preprocess(self, nb, resources):
+        record = nb.metadata.pop(STASH, None)
+        path = Path(resources["metadata"]["path"]) / LOCK_FILE
+        if isinstance(record, dict) and not path.exists():
+            path.write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
+        return nb, resources
