@@ -12,8 +12,9 @@ from course_notebook import hidden_traps
 import viewcopy
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
+from viewcopy.instructor.master import measured_predictions
 from viewcopy.instructor.synthetic import CLASSIFIERS, wrong_on
-from viewcopy.notebook import checks, measured_predictions
+from viewcopy.notebook import checks
 
 TRAPS = [c for c in hidden_traps() if c.device == "cpu"]
 

@@ -120,11 +120,13 @@ def validate(path: Path) -> subprocess.CompletedProcess:
 
 
 def test_validate_passes_on_the_master_and_fails_on_the_release_stubs(tmp_path):
-    (tmp_path / "master").mkdir()
+    master_folder = tmp_path / "course" / "source" / ASSIGNMENT  # where masters live
+    master_folder.mkdir(parents=True)
     (tmp_path / "release").mkdir()
-    shutil.copy(SOURCE, tmp_path / "master")
+    shutil.copy(ROOT / "nbgrader_config.py", tmp_path / "course")
+    shutil.copy(SOURCE, master_folder)
     shutil.copy(RELEASE, tmp_path / "release")
-    master = validate(tmp_path / "master" / "view_or_copy.ipynb")
+    master = validate(master_folder / "view_or_copy.ipynb")
     assert "Success! Your notebook passes all the tests." in master.stdout, master.stdout[-2000:]
     stub = validate(tmp_path / "release" / "view_or_copy.ipynb")
     assert "VALIDATION FAILED ON" in stub.stdout

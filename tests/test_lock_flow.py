@@ -15,7 +15,7 @@ from viewcopy.course.lock_store import student_locks
 from viewcopy.exercise.locking import LOCK_FILE, OUTPUT_KEY, LockError, read_lock
 from viewcopy.exercise.predictions import parse_predictions
 from viewcopy.instructor.lock_service import issue_token
-from viewcopy.notebook import measured_predictions
+from viewcopy.instructor.master import measured_predictions
 
 ASSIGNMENT = "view_or_copy"
 

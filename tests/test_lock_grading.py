@@ -27,9 +27,9 @@ from viewcopy.exercise.locking import LOCK_FILE, write_lock
 from viewcopy.exercise.predictions import fingerprint, parse_predictions
 from viewcopy.instructor.grade import GRADED, SANDBOXED, grade
 from viewcopy.instructor.lock_service import issue_token
+from viewcopy.instructor.master import measured_predictions
 from viewcopy.instructor.report import REFUSED, build_report
 from viewcopy.instructor.synthetic import Student, hand_in, predictions_source, synthetic_class
-from viewcopy.notebook import measured_predictions
 from viewcopy.plugins.sandbox import bwrap_problem
 
 LIMIT_S = 300

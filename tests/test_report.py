@@ -39,10 +39,11 @@ from viewcopy.course.handin import (
 )
 from viewcopy.exercise.locking import LOCK_FILE, write_lock
 from viewcopy.exercise.predictions import parse_predictions
+from viewcopy.instructor.master import measured_predictions
 from viewcopy.instructor.report import build_report
 from viewcopy.instructor.report_files import FIGURES, write_report
 from viewcopy.instructor.synthetic import Student, fill, predictions_source
-from viewcopy.notebook import checks, measured_predictions
+from viewcopy.notebook import checks
 from viewcopy.notebook.cases import Case, CaseResult, run_case
 from viewcopy.notebook.miss_lines import Miss, miss_line, parse_misses, total_line
 

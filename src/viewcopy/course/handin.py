@@ -7,7 +7,6 @@ student wrote is executed here: the predictions cell is parsed with `ast` and on
 
 from __future__ import annotations
 
-import ast
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,8 +29,7 @@ from viewcopy.exercise.predictions import (
     fingerprint,
     parse_predictions,
 )
-
-NAME = "PREDICTIONS"
+from viewcopy.exercise.written import COMPUTED, ComputedSheet, Unreadable, predictions_literal
 
 NO_SUBMISSION = "no submission"
 NEVER_LOCKED = "never locked"
@@ -48,42 +46,6 @@ LOCK_STATES = (
 """Where a hand-in stands with its lock; every student is in exactly one."""
 
 Predictions = dict[int, Prediction]
-
-
-class Unreadable(ValueError):
-    """Why a hand-in's PREDICTIONS cannot be read without running it."""
-
-
-def predictions_literal(source: str) -> object:
-    """The value a cell assigns to PREDICTIONS, by `ast.literal_eval`: nothing runs.
-
-    Every statement must be `PREDICTIONS = <literal>` (the last one counts) or a bare string;
-    anything else could make the running value differ, so the cell is Unreadable.
-    """
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
-        raise Unreadable(f"the cell is not Python ({type(exc).__name__})") from None
-    value: object = None
-    assigned = False
-    for node in tree.body:
-        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
-            continue
-        if not (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id == NAME
-        ):
-            raise Unreadable(f"line {node.lineno} is not `{NAME} = {{...}}`; only that is read")
-        try:
-            value = ast.literal_eval(node.value)
-        except (ValueError, TypeError, SyntaxError, RecursionError, MemoryError):
-            raise Unreadable(f"line {node.lineno}: {NAME} is computed, not written out") from None
-        assigned = True
-    if not assigned:
-        raise Unreadable(f"the cell does not set {NAME}")
-    return value
 
 
 def lock_in_outputs(notebook: nbformat.NotebookNode) -> dict | None:
@@ -111,13 +73,27 @@ def handed_in_lock(folder: Path, notebook: nbformat.NotebookNode) -> LockRecord 
         ) from None
 
 
-def read_predictions(notebook: nbformat.NotebookNode) -> Predictions:
-    """The parsed PREDICTIONS of the notebook's last `predictions` cell, or Unreadable."""
+def written_literal(notebook: nbformat.NotebookNode) -> object:
+    """The value the notebook's last `predictions` cell writes out, or Unreadable."""
     cells = [c for c in notebook.cells if grade_id(c) == PREDICTIONS_CELL]
     if not cells:
         raise Unreadable("no predictions cell")
+    return predictions_literal(cells[-1].source)
+
+
+def written_sheet(notebook: nbformat.NotebookNode) -> object:
+    """PREDICTIONS as grading takes it: what the answer cell writes out, or a ComputedSheet that
+    says why there is nothing written to grade."""
     try:
-        return parse_predictions(predictions_literal(cells[-1].source))
+        return written_literal(notebook)
+    except Unreadable as exc:
+        return ComputedSheet(f"{COMPUTED} ({exc})")
+
+
+def read_predictions(notebook: nbformat.NotebookNode) -> Predictions:
+    """The parsed PREDICTIONS of the notebook's last `predictions` cell, or Unreadable."""
+    try:
+        return parse_predictions(written_literal(notebook))
     except PredictionError as exc:
         where, what = exc.problems[0]
         more = f" (and {len(exc.problems) - 1} more)" if len(exc.problems) > 1 else ""

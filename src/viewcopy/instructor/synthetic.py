@@ -26,7 +26,7 @@ from viewcopy.course.assignment import (
 )
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
-from viewcopy.notebook import measured_predictions
+from viewcopy.instructor.master import measured_predictions
 
 OPPOSITE = {"view": "copy", "copy": "view"}
 MODEL_CLASSIFY = "classify"

@@ -18,6 +18,8 @@ from viewcopy.engine.devices import available_devices
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.locking import ServiceLock, lock_predictions, verify_for_reveal
 from viewcopy.exercise.measured import measure_catalogue, measured_truth
+from viewcopy.exercise.predictions import PredictionError
+from viewcopy.exercise.written import unwritten_reason
 from viewcopy.notebook import colab
 
 
@@ -73,25 +75,6 @@ def show_twenty() -> pd.DataFrame:
     return frame.set_index("item")
 
 
-def measured_predictions(rule: str = "") -> dict[int, tuple[str, str]]:
-    """Predictions that are right by measurement (the master's solution, never typed by hand).
-
-    Items that flip under a variant are predicted `sometimes: <condition>`; the rule is written
-    from the evidence that decided the item.
-    """
-    table = measured_truth()
-    out = {}
-    for item, truth in table.items():
-        evidence = truth.evidence[("x", "cpu")]
-        why = rule or (
-            f"{'shares' if evidence.same_storage else 'does not share'} x's storage; "
-            f"strides {evidence.stride}, {evidence.bytes_allocated} bytes allocated"
-        )
-        verdict = f"sometimes: {truth.flips[0]}" if truth.flips else truth.reference
-        out[item] = (verdict, why)
-    return out
-
-
 def debrief() -> pd.DataFrame:
     """The profiler's copy kernels for the twenty: the list just learned, as a profile shows it."""
     rows = [
@@ -108,8 +91,11 @@ def lock(predictions: object, *, directory=None) -> Spreadsheet:
 
     Where the course runs a lock service (VIEWCOPY_LOCK_SERVICE and VIEWCOPY_LOCK_TOKEN), the
     lock is registered there too. Raises PredictionError (naming every bad item, writing nothing)
-    or LockError (also when the service refuses: a lock after the reveal).
+    or LockError (also when the service refuses: a lock after the reveal). PREDICTIONS must be
+    the dict its answer cell writes out: a computed sheet is refused (PredictionError).
     """
+    if (reason := unwritten_reason(predictions)) is not None:
+        raise PredictionError([("PREDICTIONS", reason)])
     parsed, state = lock_predictions(predictions, directory, course_lock_service())
     return Spreadsheet(parsed, state)
 

@@ -21,6 +21,7 @@ from viewcopy.exercise.locking import LockStatus, status
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.predictions import Prediction, parse_predictions, rule_problem
 from viewcopy.exercise.scoring import PASS_MARK, judge_prediction
+from viewcopy.exercise.written import ComputedSheet, unwritten_reason
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
 from viewcopy.notebook.miss_lines import miss_line, total_line
 from viewcopy.notebook.records import Credit, encode
@@ -90,6 +91,9 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
     Shows the static diagram of every missed item (it survives the feedback HTML).
     """
     record = {"check": "prediction_credit", "predictions": encode(predictions)}
+    if (reason := _not_written(predictions)) is not None:
+        print(f"{reason}\nCredit: 0/{points:g}")
+        return Credit(0.0, record)
     parsed, table, judged = _judged(predictions)
     lock = _OUTSIDE[-1](parsed) if _OUTSIDE else status(parsed)
     missed = [item for item, (right, _) in judged.items() if not right]
@@ -118,6 +122,9 @@ def rules_after_credit(predictions: object, rules_after: object, *, points: floa
         "predictions": encode(predictions),
         "rules_after": encode(rules_after),
     }
+    if (reason := _not_written(predictions)) is not None:
+        print(f"{reason}: no rule can be judged against it.")
+        return Credit(0.0, record)
     _, _, judged = _judged(predictions)
     missed = [item for item, (right, _) in judged.items() if not right]
     if not isinstance(rules_after, Mapping):
@@ -132,6 +139,14 @@ def rules_after_credit(predictions: object, rules_after: object, *, points: floa
             covered += 1
     print(f"{covered}/{len(missed)} missed items have a rule that would have saved them.")
     return Credit(_credit(points, covered, len(missed)), record)
+
+
+def _not_written(predictions: object) -> str | None:
+    """Why these predictions are not a sheet written out in its answer cell: the grader says so
+    (it read the hand-in's cell), or, in the kernel, IPython's input history does."""
+    if isinstance(predictions, ComputedSheet):
+        return predictions.reason
+    return None if _OUTSIDE else unwritten_reason(predictions)
 
 
 def _rule_after_problem(rule: object) -> str | None:

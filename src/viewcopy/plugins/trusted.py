@@ -22,6 +22,7 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
+from viewcopy.course.handin import written_sheet
 from viewcopy.course.lock_policy import LockPolicy, judge_lock
 from viewcopy.exercise.locking import LockStatus, read_lock
 from viewcopy.notebook import checks, records
@@ -37,6 +38,7 @@ class TrustedCredit(NbGraderPreprocessor):
         info = resources["nbgrader"]
         folder = Path(resources["metadata"]["path"])
         policy = LockPolicy.from_config(self.config)
+        sheet = written_sheet(nb)  # PREDICTIONS as the answer cell writes it, never as computed
 
         def lock(parsed) -> LockStatus:
             record = read_lock(folder)
@@ -51,7 +53,7 @@ class TrustedCredit(NbGraderPreprocessor):
                 ).source
                 if (call := check_call(source)) is not None:
                     points = float(cell.metadata.nbgrader["points"])
-                    rejudge(cell, source, call, points, lock)
+                    rejudge(cell, source, call, points, lock, sheet)
         return nb, resources
 
 
@@ -69,7 +71,12 @@ def check_call(source: str) -> ast.Call | None:
 
 
 def rejudge(
-    cell: NotebookNode, source: str, call: ast.Call, points: float, lock: checks.LockJudge
+    cell: NotebookNode,
+    source: str,
+    call: ast.Call,
+    points: float,
+    lock: checks.LockJudge,
+    sheet: object,
 ) -> None:
     """Put the grader's credit (and, when it differs, a note) in place of the cell's own."""
     check = ast.unparse(call.func).rsplit(".", 1)[1]
@@ -87,7 +94,7 @@ def rejudge(
         note = "This check's record is too large to be one this lab wrote: no credit."
     else:
         try:
-            credit, reasons = recompute(check, record, source, call, points, lock)
+            credit, reasons = recompute(check, record, source, call, points, lock, sheet)
         except Exception as exc:  # a record the check refuses earns nothing, and says why
             note = f"The grader could not judge this cell's record ({type(exc).__name__}: {exc})."
         if not note and claimed != credit:
@@ -123,16 +130,21 @@ def _claimed(outputs) -> str | None:
 
 
 def recompute(
-    check: str, record: dict, source: str, call: ast.Call, points: float, lock: checks.LockJudge
+    check: str,
+    record: dict,
+    source: str,
+    call: ast.Call,
+    points: float,
+    lock: checks.LockJudge,
+    sheet: object,
 ) -> tuple[float, str]:
     """The check's own function, on the recorded inputs, in this process: its credit, and what it
-    printed (the reasons, as the grader sees them)."""
+    printed (the reasons, as the grader sees them). PREDICTIONS is `sheet`, what the hand-in's
+    answer cell writes out, whatever the kernel recorded."""
     options = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg != "points"}
-    data = {
-        k: records.decode(v)
-        for k, v in record.items()
-        if k in ("predictions", "rules_after", "answer")
-    }
+    data = {k: records.decode(v) for k, v in record.items() if k in ("rules_after", "answer")}
+    if "predictions" in record:
+        data["predictions"] = sheet
     said = io.StringIO()
     with contextlib.redirect_stdout(said), checks.judged_outside(lock):
         if check == "classify_credit":
