@@ -20,6 +20,7 @@ from viewcopy.plugins.feedback import HideHiddenTests, StaticWidgets
 from viewcopy.plugins.handed_in_lock import KeepHandedInLock, PlaceHandedInLock
 from viewcopy.plugins.output_cap import CapOutputs
 from viewcopy.plugins.restore import RestoreMissingCells
+from viewcopy.plugins.scoring_policy import PredictionScoring
 from viewcopy.plugins.trusted import TrustedCredit
 
 c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
@@ -51,6 +52,7 @@ c.Autograde.sanitize_preprocessors = [
 # that patches torch, print, the display or viewcopy changes nothing. Outputs past 2 MB are cut.
 c.Autograde.autograde_preprocessors = [
     PlaceHandedInLock,
+    PredictionScoring,
     Execute,
     CapOutputs,
     TrustedCredit,
@@ -61,6 +63,12 @@ c.Autograde.autograde_preprocessors = [
     AssignLatePenalties,
     CheckCellMetadata,
 ]
+
+# How the twenty are credited: "card" (the lab card's line: full credit from 16/20 right; 16 of the
+# twenty are views on x, so answering "view" to all reaches it) or "balanced" (full credit from 80%
+# of the views and 80% of the copies right: a constant sheet scores 0.5). Graded kernels and the
+# grader's own verdict both apply it (viewcopy/plugins/scoring_policy.py); feedback says which.
+c.PredictionScoring.policy = os.environ.get("VIEWCOPY_SCORING", "card")
 
 # The course's lock service (`viewcopy lock-service --data DIR`), if it runs one: the grader and the
 # class report read its records and key from DIR (viewcopy/course/lock_policy.py). Empty: locks are

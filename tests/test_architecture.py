@@ -13,6 +13,7 @@ from course_notebook import RELEASE_0_1_0, ROOT
 from traitlets.config import Config
 
 from viewcopy.plugins.handed_in_lock import KeepHandedInLock, PlaceHandedInLock
+from viewcopy.plugins.scoring_policy import PredictionScoring
 
 PACKAGE = ROOT / "src" / "viewcopy"
 LAYERS = ("engine", "exercise", "course", "display", "notebook", "plugins", "instructor", "cli")
@@ -117,7 +118,7 @@ def test_the_config_deployed_at_0_1_0_loads_the_same_plug_ins_as_todays():
         course_config(RELEASE_0_1_0 / "nbgrader_config.py"),
         course_config(ROOT / "nbgrader_config.py"),
     )
-    added = {KeepHandedInLock, PlaceHandedInLock}  # since 0.1.0: locks kept in outputs
+    added = {KeepHandedInLock, PlaceHandedInLock, PredictionScoring}  # since 0.1.0
     for section, key in [
         ("Autograde", "sanitize_preprocessors"),
         ("Autograde", "autograde_preprocessors"),

@@ -7,7 +7,7 @@ from conftest import numpy_oracle
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.predictions import Prediction
-from viewcopy.exercise.scoring import PASS_MARK, Score, judge_prediction
+from viewcopy.exercise.scoring import BALANCED, PASS_MARK, BaseRate, Score, judge_prediction
 
 
 @pytest.fixture(scope="module")
@@ -47,10 +47,12 @@ def test_device_never_flips_on_a_machine_with_one_device(truth):
 
 
 def test_score_passes_at_the_mark_only_when_locked():
-    assert Score(PASS_MARK, 20, "locked", "").passed
-    assert not Score(PASS_MARK - 1, 20, "locked", "").passed
-    assert not Score(20, 20, "changed", "").passed
-    assert not Score(20, 20, "missing", "").passed
+    base = BaseRate("view", 16, 20)
+    assert Score(PASS_MARK, 20, "locked", "", 0.9, base).passed
+    assert not Score(PASS_MARK - 1, 20, "locked", "", 0.9, base).passed
+    assert not Score(20, 20, "changed", "", 1.0, base).passed
+    assert not Score(20, 20, "missing", "", 1.0, base).passed
+    assert not Score(PASS_MARK, 20, "locked", "", 0.5, base, policy=BALANCED).passed
 
 
 def test_the_flips_are_what_the_oracle_measures_not_the_card_s_sometimes_list(truth):

@@ -36,7 +36,8 @@ def test_reveal_fills_actual_per_device_and_the_score(revealed):
         assert frame.loc[op.item, "actual (cpu)"] == numpy_oracle(op.expr, catalogue.PARENT_EXPR)
     assert list(frame.index[frame["correct"] == "no"]) == [1, 3, 8, 13, 20]
     assert (revealed.score.correct, revealed.score.passed) == (15, False)
-    assert "15/20 predicted correctly; does not pass the 16/20 line" in revealed.headline()
+    assert "15/20 predicted correctly (balanced score" in revealed.headline()
+    assert "does not pass the 16/20 line" in revealed.headline()
 
 
 def test_evidence_column_names_bytes_for_copies(revealed):

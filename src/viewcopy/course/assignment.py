@@ -42,6 +42,17 @@ def grade_id(cell: Mapping) -> str | None:
     return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
 
 
+def course_config(course: Path):
+    """The traitlets config a course folder's nbgrader_config.py makes (empty without one)."""
+    from traitlets.config import Config
+    from traitlets.config.loader import PyFileConfigLoader
+
+    path = Path(course) / "nbgrader_config.py"
+    if not path.is_file():
+        return Config()
+    return PyFileConfigLoader(path.name, str(path.parent)).load_config()
+
+
 def nbgrader_env() -> dict[str, str]:
     """The environment for nbgrader: this Python's bin first (nbgrader calls `alembic` by name)."""
     env = dict(os.environ)

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from viewcopy.course.assignment import course_config
 from viewcopy.course.lock_store import load_key, student_locks
 from viewcopy.exercise.locking import LockRecord, LockStatus, compare
 from viewcopy.exercise.predictions import Prediction, fingerprint
@@ -45,12 +46,7 @@ class LockPolicy:
     @classmethod
     def of_course(cls, course: Path) -> LockPolicy:
         """The settings in a course folder's nbgrader_config.py (defaults when it has none)."""
-        from traitlets.config.loader import PyFileConfigLoader
-
-        path = Path(course) / "nbgrader_config.py"
-        if not path.is_file():
-            return cls()
-        return cls.from_config(PyFileConfigLoader(path.name, str(path.parent)).load_config())
+        return cls.from_config(course_config(course))
 
 
 def judge_lock(

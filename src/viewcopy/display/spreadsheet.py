@@ -13,7 +13,7 @@ from viewcopy.exercise.catalogue import OPS
 from viewcopy.exercise.locking import OUTPUT_KEY, LockStatus
 from viewcopy.exercise.measured import ItemTruth
 from viewcopy.exercise.predictions import Prediction
-from viewcopy.exercise.scoring import Score, judge_prediction
+from viewcopy.exercise.scoring import Score, judge_prediction, score_sheet
 
 HIDDEN = "hidden until the reveal"
 RIGHT, WRONG = "#d8f3dc", "#ffd6d6"
@@ -55,8 +55,7 @@ class Spreadsheet:
     def score(self) -> Score | None:
         if not self.truth:
             return None
-        correct = sum(right for right, _ in self.judgements().values())
-        return Score(correct, len(self.predictions), self.lock.state, self.lock.reason)
+        return score_sheet(self.predictions, self.truth, self.lock.state, self.lock.reason)
 
     @property
     def frame(self) -> pd.DataFrame:

@@ -22,6 +22,7 @@ from viewcopy.course.assignment import (
     CLASSIFY_CELLS,
     NOTEBOOK,
     Grades,
+    course_config,
     grade_id,
     read_grades,
 )
@@ -39,7 +40,15 @@ from viewcopy.engine.devices import available_devices
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import ItemTruth, measured_truth
 from viewcopy.exercise.predictions import VERDICT_CHOICES
-from viewcopy.exercise.scoring import PASS_MARK, judge_prediction
+from viewcopy.exercise.scoring import (
+    CARD,
+    PASS_MARK,
+    BaseRate,
+    Score,
+    base_rate,
+    judge_prediction,
+    score_sheet,
+)
 from viewcopy.instructor.grade import FAILED, INTERRUPTED, read_record, record_path
 from viewcopy.notebook.miss_lines import Miss, parse_misses
 
@@ -60,10 +69,12 @@ class StudentLine:
     problems: tuple[str, ...]
     refused: int = 0
     """Locks the course's lock service refused because they came after the reveal."""
-
-    @property
-    def passes(self) -> bool:
-        return self.credited >= PASS_MARK
+    balanced: float | None = None
+    """The balanced score of the predictions (0-1), None when they are unreadable."""
+    passes: bool = False
+    """Locked before looking and over the course's line (the card's or the balanced one)."""
+    flag: str = ""
+    """`constant` or `no better than the base rate`: a score that is not knowledge."""
 
     @property
     def auto_total(self) -> float:
@@ -133,6 +144,10 @@ class ClassReport:
     specificity: tuple[Specificity, ...]
     lock_service: bool = False
     """The course runs a lock service: locks are verified against its records."""
+    scoring: str = CARD
+    """How the course credits the twenty (exercise.scoring.POLICIES)."""
+    base: BaseRate | None = None
+    """What answering the most frequent verdict to all twenty scores, measured here."""
 
     @property
     def lock_counts(self) -> dict[str, int]:
@@ -168,12 +183,15 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
         if o.status in (FAILED, INTERRUPTED)
     }
     found = sorted({*grades, *_folders(course / "submitted", assignment)})
-    policy = LockPolicy.of_course(course)
+    config = course_config(course)
+    policy, scoring = LockPolicy.from_config(config), _scoring(config)
     handins = [
         read_handin(course / "submitted" / s / assignment, s, policy, assignment) for s in found
     ]
     students = tuple(
-        _student_line(h, table, grades.get(h.student), course / "autograded", assignment, failures)
+        _student_line(
+            h, table, grades.get(h.student), course / "autograded", assignment, failures, scoring
+        )
         for h in handins
     )
     judged = [h for h in handins if h.before_looking is not None]
@@ -191,6 +209,8 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
         traps=_traps(students),
         specificity=tuple(_specificity_share(q.item, students) for q in catalogue.QUESTIONS),
         lock_service=policy.service_data is not None,
+        scoring=scoring,
+        base=base_rate(table),
     )
 
 
@@ -205,11 +225,13 @@ def _student_line(
     autograded: Path,
     assignment: str,
     failures: Mapping[str, str],
+    scoring: str,
 ) -> StudentLine:
     problems = [handin.problem] if handin.problem else []
-    right = None
+    score = None
     if handin.submitted is not None:
-        right = sum(judge_prediction(p, table[i])[0] for i, p in handin.submitted.items())
+        state = "locked" if handin.counts else "not counted"
+        score = score_sheet(handin.submitted, table, state, policy=scoring)
     if not grades and handin.lock != NO_SUBMISSION:
         problems.append("no graded submission in the gradebook")
     classify, missing = read_classify(autograded / handin.student / assignment / NOTEBOOK)
@@ -225,13 +247,27 @@ def _student_line(
     return StudentLine(
         student=handin.student,
         lock=handin.lock,
-        right=right,
-        credited=right if handin.counts and right is not None else 0,
+        right=score.correct if score else None,
+        credited=score.correct if score and handin.counts else 0,
         grades=grades or {},
         classify=classify,
         problems=tuple(problems),
         refused=handin.refused,
+        balanced=score.balanced if score else None,
+        passes=bool(score and score.passed),
+        flag=_flag(score),
     )
+
+
+def _flag(score: Score | None) -> str:
+    if score is None or not score.no_better_than_base:
+        return ""
+    return "constant" if score.constant else "no better than the base rate"
+
+
+def _scoring(config) -> str:
+    """The course's policy for crediting the twenty (c.PredictionScoring.policy)."""
+    return config.get("PredictionScoring", {}).get("policy", CARD)
 
 
 def read_classify(path: Path) -> tuple[dict[str, tuple[Miss, ...] | None], str]:
@@ -292,14 +328,30 @@ def _specificity_share(item: int, students: tuple[StudentLine, ...]) -> Specific
 def rows(report: ClassReport) -> Iterator[tuple[str, str, str, object]]:
     """Every number of the report as (section, key, measure, value): the CSV's rows.
 
-    Sections: class, misconceptions (per item), lock (per state), student (lock, right,
-    credited_right, passes, totals), grades (gradebook score per cell; empty: graded by hand),
-    grade_max, classify_runs, traps (per case), specificity (per question), problems.
+    Sections: class (counts, the scoring policy, the base rate, the mean raw and balanced
+    scores), misconceptions (per item), lock (per state), student (lock, right, balanced,
+    credited_right, passes, flag, totals), grades (gradebook score per cell; empty: graded by
+    hand), grade_max, classify_runs, traps (per case), specificity (per question), problems.
     """
     yield "class", report.assignment, "students", len(report.students)
     yield "class", report.assignment, "handed_in", len(report.handed_in)
     yield "class", report.assignment, "judged_before_looking", report.judged
     yield "class", report.assignment, "passing", sum(s.passes for s in report.students)
+    yield "class", report.assignment, "scoring", report.scoring
+    if report.base is not None:
+        yield "class", report.assignment, "base_rate_verdict", report.base.verdict
+        yield "class", report.assignment, "base_rate_right", report.base.count
+    read = [s for s in report.students if s.balanced is not None]
+    if read:
+        yield (
+            "class",
+            report.assignment,
+            "mean_right",
+            round(sum(s.right for s in read) / len(read), 4),
+        )
+        mean_balanced = sum(s.balanced for s in read) / len(read)
+        yield "class", report.assignment, "mean_balanced", round(mean_balanced, 4)
+    yield "class", report.assignment, "no_better_than_base", sum(bool(s.flag) for s in read)
     for m in report.misconceptions:
         key = f"{m.item} {m.expr}"
         yield "misconceptions", key, "wrong", m.wrong
@@ -310,8 +362,10 @@ def rows(report: ClassReport) -> Iterator[tuple[str, str, str, object]]:
     for s in report.students:
         yield "student", s.student, "lock", s.lock
         yield "student", s.student, "right", s.right
+        yield "student", s.student, "balanced", None if s.balanced is None else round(s.balanced, 4)
         yield "student", s.student, "credited_right", s.credited
         yield "student", s.student, "passes", int(s.passes)
+        yield "student", s.student, "flag", s.flag
         if s.grades:
             yield "student", s.student, "auto_total", round(s.auto_total, 4)
             yield "student", s.student, "max_total", s.max_total
@@ -354,9 +408,17 @@ def terminal_summary(report: ClassReport) -> str:
         f"{report.assignment}: {len(report.students)} students, {len(handed)} handed in "
         f"(truth measured on {', '.join(report.devices)}, torch {report.torch})",
         f"predictions before looking: {sum(s.passes for s in handed)}/{len(handed)} pass "
-        f"{PASS_MARK}/20",
+        + (f"{PASS_MARK}/20" if report.scoring == CARD else "the balanced 80% line"),
         "lock: " + "; ".join(f"{k} {v}" for k, v in report.lock_counts.items() if v),
     ]
+    read = [s for s in handed if s.balanced is not None]
+    if read and report.base is not None:
+        flagged = [f"{s.student} ({s.flag})" for s in read if s.flag]
+        lines.append(
+            f"mean right {sum(s.right for s in read) / len(read):.1f}/20, mean balanced "
+            f"{sum(s.balanced for s in read) / len(read):.2f}; {report.base.sentence()}; "
+            f"no better than that: {', '.join(flagged) or 'none'}"
+        )
     worst = sorted(report.misconceptions, key=lambda m: -m.wrong)[:5]
     lines.append(
         f"most mispredicted (of {report.judged}): "

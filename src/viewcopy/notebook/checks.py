@@ -20,7 +20,7 @@ from viewcopy.exercise import catalogue
 from viewcopy.exercise.locking import LockStatus, status
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.predictions import Prediction, parse_predictions, rule_problem
-from viewcopy.exercise.scoring import PASS_MARK, judge_prediction
+from viewcopy.exercise.scoring import POLICIES, judge_prediction, score_sheet
 from viewcopy.exercise.written import ComputedSheet, unwritten_reason
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
 from viewcopy.notebook.miss_lines import miss_line, total_line
@@ -86,7 +86,9 @@ def _judged(predictions: object):
 
 
 def prediction_credit(predictions: object, *, points: float = 5) -> float:
-    """Full credit at 16/20 locked before looking, proportional below; none if changed or unlocked.
+    """Full credit at the course's line (16/20 right, or a balanced score of 80%) locked before
+    looking, proportional below; none if changed, unlocked or not written out. States the base
+    rate measured here, and says so when the sheet is no better than a constant one.
 
     Shows the static diagram of every missed item (it survives the feedback HTML).
     """
@@ -97,8 +99,12 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
     parsed, table, judged = _judged(predictions)
     lock = _OUTSIDE[-1](parsed) if _OUTSIDE else status(parsed)
     missed = [item for item, (right, _) in judged.items() if not right]
-    correct = len(parsed) - len(missed)
-    print(f"{correct}/{len(parsed)} predictions right (full credit from {PASS_MARK}/20).")
+    score = score_sheet(parsed, table, lock.state, lock.reason)
+    print(
+        f"{score.correct}/{score.total} predictions right; balanced score {score.balanced:.2f}. "
+        f"{score.base.sentence()}.{score.warning()}"
+    )
+    print(f"Credited by {POLICIES[score.policy]}.")
     print(lock.reason)
     for item in missed:
         print(
@@ -107,7 +113,7 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
         )
         if explanation := table[item].explanation():
             print(f"    in strides: {explanation}")
-    credit = _credit(points, min(correct, PASS_MARK), PASS_MARK) if lock.state == "locked" else 0.0
+    credit = round(points * score.share, 4) if score.counts else 0.0
     print(f"Credit: {credit:g}/{points:g}")
     for item in missed if not _OUTSIDE else ():
         _display_html(Diagram(table[item].evidence[("x", "cpu")]).html())

@@ -27,6 +27,9 @@ ETC = (
 )  # fmt: skip
 COURSE_DATA = ("source", "release", "submitted", "autograded", "feedback", "gradebook.db")
 NOBODY = "65534"
+PASSED = ("LANG", "LC_ALL", "NBGRADER_EXECUTION", "VIEWCOPY_SCORING")
+"""Environment variables a graded kernel keeps (besides CUDA's): locale, nbgrader's mode, and
+the course's scoring policy."""
 
 
 @dataclass(frozen=True)
@@ -198,7 +201,7 @@ def sandboxed(
         binds += ["--dev-bind", str(device), str(device)]
     env = ["--clearenv", "--setenv", "HOME", "/tmp", "--setenv", "PATH", os.environ["PATH"]]
     for key, value in os.environ.items():
-        if key in ("LANG", "LC_ALL", "NBGRADER_EXECUTION") or key.startswith(("CUDA_", "NVIDIA_")):
+        if key in PASSED or key.startswith(("CUDA_", "NVIDIA_")):
             env += ["--setenv", key, value]
     return [
         "prlimit", f"--cpu={limits.cpu_s}", f"--fsize={limits.file_bytes}", "--core=0",
