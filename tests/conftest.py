@@ -5,6 +5,7 @@ each other."""
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import os
 import socket
@@ -20,7 +21,8 @@ import torch
 from course_notebook import ROOT, hidden_traps
 
 from viewcopy.exercise import catalogue
-from viewcopy.exercise.predictions import rule_problem
+from viewcopy.exercise.next_ops import draw
+from viewcopy.exercise.predictions import fingerprint, parse_predictions, rule_problem
 from viewcopy.instructor.synthetic import Student, classify_source
 from viewcopy.notebook import checks
 
@@ -104,6 +106,7 @@ def expected_scores(student: Student) -> dict[str, float | None]:
         expected[f"specific_{question.item}"] = checks.specificity_credit(
             answer, item=question.item, points=1
         )
+    expected["score_next"] = expected_next_credit(student)
     if student.classifier is None:
         expected["test_classify_visible"] = expected["test_classify_hidden"] = 0.0
     else:
@@ -111,6 +114,22 @@ def expected_scores(student: Student) -> dict[str, float | None]:
         expected["test_classify_visible"] = expected_credit(classify, TWENTY, 3)
         expected["test_classify_hidden"] = expected_credit(classify, hidden_traps(), 5)
     return expected
+
+
+def expected_next_credit(student: Student, points: float = 4) -> float:
+    """score_next for a profile: its draw (from its lock of the twenty) judged by NumPy's oracle."""
+    if not (student.runs and student.cells and student.next_ops):
+        return 0.0
+    sheet = ast.literal_eval(student.cells["predictions"].split("=", 1)[1])
+    ops = draw(fingerprint(parse_predictions(sheet)))
+    truth = {op.id: numpy_oracle(op.op, op.parent_expr) for op in ops}
+    if student.next_ops == "rules":
+        right = len(ops)
+    else:
+        on_x = [numpy_oracle(op.expr, catalogue.PARENT_EXPR) for op in catalogue.OPS]
+        guess = max(set(on_x), key=on_x.count)
+        right = sum(verdict == guess for verdict in truth.values())
+    return round(points * min(right, 8) / 8, 4)
 
 
 @pytest.fixture

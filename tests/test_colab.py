@@ -24,7 +24,7 @@ from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
-from viewcopy.instructor.synthetic import fill, synthetic_class
+from viewcopy.instructor.synthetic import fill, run_cells, synthetic_class
 
 TORCH = "torch==2.13.0"  # first, and pinned: a bare torch pulls a CUDA build of several GB
 COLAB_PREINSTALLED = ["pandas", "ipywidgets", "numpy", "jinja2", "ipykernel"]
@@ -99,18 +99,22 @@ def kernel(argv: list[str | Path], folder: Path) -> KernelManager:
     return KernelManager(kernel_name="colab_like", kernel_spec_manager=specs)
 
 
-def execute(notebook, argv: list[str | Path], folder: Path, wheel: Path) -> None:
-    """Run `notebook` in `folder` on a kernel started by `argv`, as a student would."""
+def execute(notebook, argv: list[str | Path], folder: Path, wheel: Path, student=None) -> None:
+    """Run `notebook` in `folder` on a kernel started by `argv`, as `student` would."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NBGRADER_EXECUTION")}
     env["VIEWCOPY_SOURCE"] = str(wheel)
     work = folder / "student"
     work.mkdir()
-    NotebookClient(
+    client = NotebookClient(
         notebook,
         km=kernel(argv, folder),
         timeout=600,
         resources={"metadata": {"path": str(work)}},
-    ).execute(env=env)
+    )
+    if student is None:
+        client.execute(env=env)
+    else:
+        run_cells(client, student, work, env=env)
 
 
 def outputs(notebook) -> dict[str, list]:
@@ -133,9 +137,8 @@ def lab_run(colab_python, wheel, tmp_path_factory) -> dict[str, list]:
     (perfect,) = [s for s in synthetic_class(ROOT) if s.student_id == "perfect"]
     notebook = nbformat.read(RELEASE, as_version=4)
     fill(notebook, perfect.cells)
-    execute(
-        notebook, [colab_python, "-m", "ipykernel_launcher"], tmp_path_factory.mktemp("run"), wheel
-    )
+    launch = [colab_python, "-m", "ipykernel_launcher"]
+    execute(notebook, launch, tmp_path_factory.mktemp("run"), wheel, perfect)
     return outputs(notebook)
 
 

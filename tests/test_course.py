@@ -17,7 +17,14 @@ import pytest
 from conftest import expected_scores
 from course_notebook import RELEASE, ROOT, SOURCE, hidden_traps
 
-from viewcopy.course.assignment import ASSIGNMENT, nbgrader_env
+from viewcopy.course.assignment import (
+    ASSIGNMENT,
+    NOTEBOOK,
+    grade_id,
+    nbgrader_env,
+    read_grades,
+    run_nbgrader,
+)
 
 NBGRADER = shutil.which("nbgrader", path=nbgrader_env()["PATH"])
 
@@ -30,8 +37,39 @@ def test_every_student_gets_exactly_what_the_profile_must_get(cycle):
 
 def test_a_hand_in_of_the_0_1_0_release_grades_as_the_current_release_does(cycle):
     _, results = cycle
-    assert results["release_0_1_0"].scores == results["perfect"].scores
-    assert results["perfect"].auto_total == pytest.approx(20)
+    old, today = dict(results["release_0_1_0"].scores), dict(results["perfect"].scores)
+    assert old.pop("score_next") == 0  # 0.1.0 had no next ops: nbgrader restores the cell
+    today.pop("score_next")
+    assert old == today and sum(v or 0 for v in today.values()) == pytest.approx(20)
+
+
+def test_the_next_ops_separate_the_rule_learner_from_the_memoriser(cycle):
+    _, results = cycle
+    assert results["rule_learner"].scores["score_next"] == results["perfect"].scores["score_next"]
+    assert results["perfect"].scores["score_next"] == 4
+    assert results["memoriser"].scores["score_predictions"] == 5
+    assert results["memoriser"].scores["score_next"] < 4
+
+
+def next_ops_shown(path: Path) -> str:
+    """What the next_ops cell of a notebook printed: the ids of its draw."""
+    (cell,) = [c for c in nbformat.read(path, 4).cells if grade_id(c) == "next_ops"]
+    return "".join(o.get("text", "") for o in cell.outputs)
+
+
+def test_plain_nbgrader_autograde_draws_and_grades_the_next_ops_the_same(cycle, tmp_path):
+    course, _ = cycle
+    plain = tmp_path / "plain"
+    shutil.copytree(course, plain, ignore=shutil.ignore_patterns("autograded", "feedback"))
+    students = ("rule_learner", "memoriser")
+    for student in students:
+        run_nbgrader(plain, "autograde", ASSIGNMENT, "--force", "--student", student)
+    ours, theirs = read_grades(course), read_grades(plain)
+    for student in students:
+        assert ours[student] == theirs[student], student
+        graded = next_ops_shown(plain / "autograded" / student / ASSIGNMENT / NOTEBOOK)
+        handed_in = next_ops_shown(course / "submitted" / student / ASSIGNMENT / NOTEBOOK)
+        assert "NEXT_PREDICTIONS = {" in graded and graded == handed_in  # the same ten
 
 
 def test_right_on_the_twenty_but_wrong_on_traps_loses_credit_correct_gets_all(cycle):
@@ -75,7 +113,10 @@ def test_export_matches_the_gradebook(cycle):
     assert set(rows) == set(results)
     for student_id, result in results.items():
         assert float(rows[student_id]["raw_score"]) == pytest.approx(result.auto_total)
-        assert float(rows[student_id]["max_score"]) == 30
+        master = {c.metadata.nbgrader["grade_id"]: c for c in nbformat.read(SOURCE, 4).cells
+                  if c.metadata.get("nbgrader", {}).get("grade")}  # fmt: skip
+        points = sum(c.metadata.nbgrader["points"] for c in master.values())
+        assert float(rows[student_id]["max_score"]) == points == sum(result.max_scores.values())
 
 
 def test_graded_cells_write_nothing_to_stderr_and_nothing_timed_out(cycle):

@@ -37,6 +37,7 @@ from viewcopy.course.handin import (
     read_handin,
     read_predictions,
 )
+from viewcopy.exercise import catalogue
 from viewcopy.exercise.locking import LOCK_FILE, write_lock
 from viewcopy.exercise.predictions import parse_predictions
 from viewcopy.instructor.master import measured_predictions
@@ -428,3 +429,20 @@ def test_the_report_notebook_runs_on_the_course_and_shows_every_figure(graded):
     assert len(images) == len(FIGURES)
     tables = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
     assert "x.t().reshape(8, 3)" in tables and "x[2:, 1:] of a 5x6 parent" in tables
+
+
+def test_transfer_names_the_memoriser_and_not_the_rule_learner(graded, tmp_path):
+    _, _, report = graded
+    lines = {s.student: s for s in report.students}
+    memoriser, learner = lines["memoriser"], lines["rule_learner"]
+    assert learner.next_right == learner.next_total == 10 and not learner.memorised
+    assert memoriser.right == 20 and memoriser.next_right < learner.next_right
+    assert memoriser.memorised == (memoriser.next_right < 0.6 * memoriser.next_total)
+    families = {f.family for f in report.transfer}
+    assert {op.family for op in catalogue.OPS} <= families
+    for f in report.transfer:
+        assert f.twenty_right <= f.twenty_total and f.next_right <= f.next_total
+    write_report(report, tmp_path)
+    with (tmp_path / "report.csv").open() as handle:
+        sections = {row["section"] for row in csv.DictReader(handle)}
+    assert "transfer" in sections and (tmp_path / "transfer.png").is_file()

@@ -56,17 +56,24 @@ def test_a_faked_score_is_replaced_by_the_recomputed_one(locked_folder, capsys):
     wrong = {**predictions, 1: ("copy", "a slice copies its rows")}
     faked = cell(checks.prediction_credit(wrong, points=5), claimed="5.0")  # lock mismatch: 0
     lock = checks.local_lock(folder)
-    rejudge(faked, PREDICTION_CELL, check_call(PREDICTION_CELL), 5, lock, wrong)
+    rejudge(faked, PREDICTION_CELL, check_call(PREDICTION_CELL), 5, lock, {"predictions": wrong})
     assert credit_of(faked) == 0 < honest == 5
     assert "not what this notebook reported" in faked.outputs[0].text
     unchanged = cell(checks.prediction_credit(predictions, points=5))
-    rejudge(unchanged, PREDICTION_CELL, check_call(PREDICTION_CELL), 5, lock, predictions)
+    rejudge(
+        unchanged,
+        PREDICTION_CELL,
+        check_call(PREDICTION_CELL),
+        5,
+        lock,
+        {"predictions": predictions},
+    )
     assert credit_of(unchanged) == 5 and len(unchanged.outputs) == 1
 
 
 def test_no_record_is_no_credit_even_with_no_output_at_all(tmp_path):
     silent = nbformat.v4.new_code_cell(source="", outputs=[])  # nbgrader alone: full marks
-    rejudge(silent, SPECIFIC_CELL, check_call(SPECIFIC_CELL), 1, checks.local_lock(tmp_path), None)
+    rejudge(silent, SPECIFIC_CELL, check_call(SPECIFIC_CELL), 1, checks.local_lock(tmp_path), {})
     assert credit_of(silent) == 0
     assert "no record" in silent.outputs[0].text
 
@@ -74,7 +81,7 @@ def test_no_record_is_no_credit_even_with_no_output_at_all(tmp_path):
 def test_a_record_for_another_check_is_no_credit(tmp_path):
     specific = checks.specificity_credit("the storage is shared", item=21, points=1)
     swapped = cell(specific)
-    rejudge(swapped, TRAPS_CELL, check_call(TRAPS_CELL), 2, checks.local_lock(tmp_path), None)
+    rejudge(swapped, TRAPS_CELL, check_call(TRAPS_CELL), 2, checks.local_lock(tmp_path), {})
     assert credit_of(swapped) == 0
 
 
@@ -83,7 +90,7 @@ def test_an_erroring_cell_is_left_to_nbgrader(tmp_path):
         {"output_type": "error", "ename": "NameError", "evalue": "x", "traceback": []}
     )
     broken = nbformat.v4.new_code_cell(source="", outputs=[error])
-    rejudge(broken, SPECIFIC_CELL, check_call(SPECIFIC_CELL), 1, checks.local_lock(tmp_path), None)
+    rejudge(broken, SPECIFIC_CELL, check_call(SPECIFIC_CELL), 1, checks.local_lock(tmp_path), {})
     assert broken.outputs == [error]
 
 
@@ -94,11 +101,11 @@ def test_classify_answers_are_judged_against_the_graders_measurement(tmp_path):
     forged = [dict(row, got="view") for row in always_view.record["answers"]]
     forged[1]["got"] = "copy"
     c = cell(always_view, claimed="1.0", record={"check": "classify_credit", "answers": forged})
-    rejudge(c, TRAPS_CELL, check_call(TRAPS_CELL), 2, checks.local_lock(tmp_path), None)
+    rejudge(c, TRAPS_CELL, check_call(TRAPS_CELL), 2, checks.local_lock(tmp_path), {})
     assert credit_of(c) == 2  # answering right is what full marks take, however it is done
     assert parse_misses(c.outputs[0].text) == []  # the grader's reasons, for the report
     dropped = cell(always_view, record={"check": "classify_credit", "answers": forged[:1]})
-    rejudge(dropped, TRAPS_CELL, check_call(TRAPS_CELL), 2, checks.local_lock(tmp_path), None)
+    rejudge(dropped, TRAPS_CELL, check_call(TRAPS_CELL), 2, checks.local_lock(tmp_path), {})
     assert credit_of(dropped) == 1  # a case with no recorded answer is a miss, not skipped
 
 

@@ -8,7 +8,7 @@ from viewcopy import checks
 from viewcopy.exercise.catalogue import OPS, PARENT_EXPR, QUESTIONS, VARIANTS
 from viewcopy.exercise.locking import LockError
 from viewcopy.exercise.predictions import PredictionError
-from viewcopy.notebook import lock, reveal
+from viewcopy.notebook import lock, lock_next, reveal, reveal_next
 
 __all__ = [
     "OPS",
@@ -19,5 +19,7 @@ __all__ = [
     "LockError",
     "PredictionError",
     "lock",
+    "lock_next",
     "reveal",
+    "reveal_next",
 ]

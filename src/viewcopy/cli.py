@@ -13,11 +13,24 @@ from viewcopy.display.formats import FORMATS, render, render_one
 from viewcopy.engine.devices import KNOWN_DEVICES, DeviceUnavailable, resolve_devices
 from viewcopy.engine.expressions import ExpressionError
 from viewcopy.engine.measure import MeasurementDisagreement, measure
-from viewcopy.exercise import catalogue
+from viewcopy.exercise import catalogue, next_ops
 from viewcopy.exercise.measured import measure_catalogue
 from viewcopy.instructor.grade import DEFAULT_LIMIT_S, GradeError
 
 USAGE_ERROR = 2
+NEXT_COLUMNS = (
+    "id",
+    "family",
+    "parent",
+    "op",
+    "verdict",
+    "same_storage",
+    "bytes_allocated",
+    "copy_kernels",
+    "shape",
+    "stride",
+)
+"""What `viewcopy next` shows of each op, except as JSON (every field)."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,6 +49,12 @@ def build_parser() -> argparse.ArgumentParser:
     probe.add_argument("--parent", default=catalogue.PARENT_EXPR, help="expression bound as x")
     probe.add_argument("--device", default="cpu", choices=KNOWN_DEVICES)
     probe.add_argument("--format", default="table", choices=("json", "table"))
+
+    nxt = commands.add_parser("next", help="a draw of the next ops (or the whole pool), measured")
+    nxt.add_argument("--seed", default="0", help="any text; the same seed, the same draw")
+    nxt.add_argument("--count", type=int, default=10, help="how many ops (default %(default)s)")
+    nxt.add_argument("--all", action="store_true", help="the whole pool (ignores seed and count)")
+    nxt.add_argument("--format", default="table", choices=FORMATS)
 
     draw = commands.add_parser("draw", help="the stride/storage diagram of one expression")
     draw.add_argument("expr")
@@ -100,6 +119,17 @@ def run_probe(args: argparse.Namespace) -> str:
     (device,) = resolve_devices(args.device)
     evidence = measure(args.expr, args.parent, device, parent_name=_parent_label(args.parent))
     return render_one(evidence.record(), args.format)
+
+
+def run_next(args: argparse.Namespace) -> str:
+    if args.all:
+        ops = next_ops.POOL
+    else:
+        try:
+            ops = next_ops.draw(args.seed, args.count)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    return render(next_ops.draw_table(ops), args.format, NEXT_COLUMNS)
 
 
 def run_draw(args: argparse.Namespace) -> str:
@@ -175,6 +205,10 @@ class SubmissionsFailed(Exception):
     """Some submissions could not be graded (as `nbgrader autograde`, the exit status says so)."""
 
 
+class UsageError(Exception):
+    """Arguments argparse accepts but the command cannot honour (a draw of 0 ops, say)."""
+
+
 def _positive(text: str) -> int:
     value = int(text)
     if value < 1:
@@ -189,6 +223,7 @@ def _parent_label(parent_expr: str) -> str:
 COMMANDS = {
     "key": run_key,
     "probe": run_probe,
+    "next": run_next,
     "draw": run_draw,
     "demo": run_demo,
     "grade": run_grade,
@@ -210,7 +245,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"viewcopy {args.command}: interrupted", file=sys.stderr)
         return 130
-    except (ExpressionError, DeviceUnavailable, OSError, GradeError) as exc:
+    except (ExpressionError, DeviceUnavailable, OSError, GradeError, UsageError) as exc:
         print(f"viewcopy {args.command}: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
     except (MeasurementDisagreement, RuntimeError) as exc:

@@ -23,6 +23,8 @@ NOTEBOOK_ID = NOTEBOOK.removesuffix(".ipynb")
 
 PREDICTIONS_CELL = "predictions"
 """The answer cell that assigns PREDICTIONS."""
+NEXT_PREDICTIONS_CELL = "next_predictions"
+"""The answer cell that assigns NEXT_PREDICTIONS."""
 CLASSIFY_CELLS = ("test_classify_visible", "test_classify_hidden")
 """The test cells that grade classify: the twenty, then the hidden trap cases."""
 

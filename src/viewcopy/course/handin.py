@@ -12,7 +12,13 @@ from pathlib import Path
 
 import nbformat
 
-from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, PREDICTIONS_CELL, grade_id
+from viewcopy.course.assignment import (
+    ASSIGNMENT,
+    NEXT_PREDICTIONS_CELL,
+    NOTEBOOK,
+    PREDICTIONS_CELL,
+    grade_id,
+)
 from viewcopy.course.lock_policy import NOT_VERIFIED, VERIFIED, LockPolicy, judge_lock
 from viewcopy.course.lock_store import student_locks
 from viewcopy.exercise.locking import (
@@ -23,13 +29,17 @@ from viewcopy.exercise.locking import (
     read_lock,
     record_from_json,
 )
+from viewcopy.exercise.next_lock import hand_in_draw
+from viewcopy.exercise.next_ops import NextOp
+from viewcopy.exercise.next_predictions import NAME as NEXT_NAME
+from viewcopy.exercise.next_predictions import parse_next_predictions
 from viewcopy.exercise.predictions import (
     Prediction,
     PredictionError,
     fingerprint,
     parse_predictions,
 )
-from viewcopy.exercise.written import COMPUTED, ComputedSheet, Unreadable, predictions_literal
+from viewcopy.exercise.written import ComputedSheet, Unreadable, computed, predictions_literal
 
 NO_SUBMISSION = "no submission"
 NEVER_LOCKED = "never locked"
@@ -73,21 +83,25 @@ def handed_in_lock(folder: Path, notebook: nbformat.NotebookNode) -> LockRecord 
         ) from None
 
 
-def written_literal(notebook: nbformat.NotebookNode) -> object:
-    """The value the notebook's last `predictions` cell writes out, or Unreadable."""
-    cells = [c for c in notebook.cells if grade_id(c) == PREDICTIONS_CELL]
+def written_literal(
+    notebook: nbformat.NotebookNode, cell: str = PREDICTIONS_CELL, name: str = "PREDICTIONS"
+) -> object:
+    """The value the notebook's last `cell` answer cell writes out for `name`, or Unreadable."""
+    cells = [c for c in notebook.cells if grade_id(c) == cell]
     if not cells:
-        raise Unreadable("no predictions cell")
-    return predictions_literal(cells[-1].source)
+        raise Unreadable(f"no {cell} cell")
+    return predictions_literal(cells[-1].source, name)
 
 
-def written_sheet(notebook: nbformat.NotebookNode) -> object:
-    """PREDICTIONS as grading takes it: what the answer cell writes out, or a ComputedSheet that
-    says why there is nothing written to grade."""
+def written_sheet(
+    notebook: nbformat.NotebookNode, cell: str = PREDICTIONS_CELL, name: str = "PREDICTIONS"
+) -> object:
+    """`name` as grading takes it: what its answer cell writes out, or a ComputedSheet that says
+    why there is nothing written to grade."""
     try:
-        return written_literal(notebook)
+        return written_literal(notebook, cell, name)
     except Unreadable as exc:
-        return ComputedSheet(f"{COMPUTED} ({exc})")
+        return ComputedSheet(f"{computed(name)} ({exc})")
 
 
 def read_predictions(notebook: nbformat.NotebookNode) -> Predictions:
@@ -177,3 +191,15 @@ def read_handin(
 
 def _join(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
+
+
+def read_next(folder: Path) -> tuple[tuple[NextOp, ...], dict[str, Prediction] | None]:
+    """A hand-in's next ops (drawn from its lock, once the twenty were revealed) and its written
+    NEXT_PREDICTIONS for them; ((), None) where either is missing or unreadable."""
+    try:
+        notebook = nbformat.read(folder / NOTEBOOK, as_version=4)
+        ops = hand_in_draw(handed_in_lock(folder, notebook))
+        written = written_literal(notebook, NEXT_PREDICTIONS_CELL, NEXT_NAME)
+        return ops, parse_next_predictions(written, [op.id for op in ops])
+    except (OSError, ValueError, AttributeError, LockError, PredictionError, Unreadable):
+        return (), None

@@ -41,23 +41,25 @@ def cell(value: object) -> str:
     return str(value)
 
 
-def render(records: Sequence[dict[str, object]], fmt: str) -> str:
-    """All records in one format; JSON keeps every field, the others the main columns."""
+def render(
+    records: Sequence[dict[str, object]], fmt: str, columns: Sequence[str] = COLUMNS
+) -> str:
+    """All records in one format; JSON keeps every field, the others `columns`."""
     if fmt == "json":
         return json.dumps(list(records), indent=2)
-    rows = [[cell(r.get(c)) for c in COLUMNS] for r in records]
+    rows = [[cell(r.get(c)) for c in columns] for r in records]
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow(COLUMNS)
+        writer.writerow(columns)
         writer.writerows(rows)
         return out.getvalue().rstrip("\n")
     if fmt == "markdown":
-        lines = ["| " + " | ".join(COLUMNS) + " |", "|" + "---|" * len(COLUMNS)]
+        lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         lines += ["| " + " | ".join(v.replace("|", "\\|") for v in row) + " |" for row in rows]
         return "\n".join(lines)
-    widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(COLUMNS)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(COLUMNS, widths, strict=True))]
+    widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in rows]
     return "\n".join(line.rstrip() for line in lines)
 

@@ -14,37 +14,45 @@ PARENT_EXPR = "torch.arange(24, dtype=torch.float32).reshape(4, 6)"
 
 @dataclass(frozen=True)
 class Op:
-    """One of the twenty: its number, the card's wording, the expression evaluated on `x`."""
+    """One of the twenty: its number, the card's wording, the expression evaluated on `x`, and
+    its family among the next ops' (exercise.next_ops.FAMILIES), for the report's transfer."""
 
     item: int
     card: str
     expr: str
+    family: str
 
 
 OPS: tuple[Op, ...] = (
-    Op(1, "x[1:]", "x[1:]"),
-    Op(2, "x[:, ::2]", "x[:, ::2]"),
-    Op(3, "x.t()", "x.t()"),
-    Op(4, "x.T", "x.T"),
-    Op(5, "x.transpose(0, 1)", "x.transpose(0, 1)"),
-    Op(6, "x.permute(1, 0)", "x.permute(1, 0)"),
-    Op(7, "x.reshape(3, 8)", "x.reshape(3, 8)"),
-    Op(8, "x.reshape(8, 3) after x.t() (i.e. x.t().reshape(8, 3))", "x.t().reshape(8, 3)"),
-    Op(9, "x.view(3, 8)", "x.view(3, 8)"),
-    Op(10, "x.view(2, 3, 4)", "x.view(2, 3, 4)"),
-    Op(11, "x.contiguous()", "x.contiguous()"),
-    Op(12, "x.t().contiguous()", "x.t().contiguous()"),
-    Op(13, "x.clone()", "x.clone()"),
-    Op(14, "x.to(torch.float16)", "x.to(torch.float16)"),
-    Op(15, "x.to(device=x.device, dtype=x.dtype)", "x.to(device=x.device, dtype=x.dtype)"),
-    Op(16, "x.float() when x is already float32", "x.float()"),
-    Op(17, "x.unsqueeze(0)", "x.unsqueeze(0)"),
-    Op(18, "x.squeeze()", "x.squeeze()"),
-    Op(19, "x.expand(4, 6) (already that shape)", "x.expand(4, 6)"),
+    Op(1, "x[1:]", "x[1:]", "index"),
+    Op(2, "x[:, ::2]", "x[:, ::2]", "index"),
+    Op(3, "x.t()", "x.t()", "strides"),
+    Op(4, "x.T", "x.T", "strides"),
+    Op(5, "x.transpose(0, 1)", "x.transpose(0, 1)", "strides"),
+    Op(6, "x.permute(1, 0)", "x.permute(1, 0)", "strides"),
+    Op(7, "x.reshape(3, 8)", "x.reshape(3, 8)", "flatten"),
+    Op(
+        8,
+        "x.reshape(8, 3) after x.t() (i.e. x.t().reshape(8, 3))",
+        "x.t().reshape(8, 3)",
+        "flatten",
+    ),
+    Op(9, "x.view(3, 8)", "x.view(3, 8)", "flatten"),
+    Op(10, "x.view(2, 3, 4)", "x.view(2, 3, 4)", "flatten"),
+    Op(11, "x.contiguous()", "x.contiguous()", "memory_format"),
+    Op(12, "x.t().contiguous()", "x.t().contiguous()", "memory_format"),
+    Op(13, "x.clone()", "x.clone()", "memory_format"),
+    Op(14, "x.to(torch.float16)", "x.to(torch.float16)", "dtype"),
+    Op(15, "x.to(device=x.device, dtype=x.dtype)", "x.to(device=x.device, dtype=x.dtype)", "dtype"),
+    Op(16, "x.float() when x is already float32", "x.float()", "dtype"),
+    Op(17, "x.unsqueeze(0)", "x.unsqueeze(0)", "strides"),
+    Op(18, "x.squeeze()", "x.squeeze()", "strides"),
+    Op(19, "x.expand(4, 6) (already that shape)", "x.expand(4, 6)", "broadcast"),
     Op(
         20,
         "x.expand(8, 4, 6) wait \u2014 x.unsqueeze(0).expand(8, 4, 6)",
         "x.unsqueeze(0).expand(8, 4, 6)",
+        "broadcast",
     ),
 )
 

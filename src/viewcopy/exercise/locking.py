@@ -54,6 +54,8 @@ class LockRecord:
     """The lock service's signed receipts for this lock and its reveal, oldest first."""
     not_verified: str = ""
     """Why the course's lock service did not confirm this lock ("" when it did, or no service)."""
+    next: dict | None = None
+    """The lock of this hand-in's next ops (exercise.next_lock), once it has one."""
 
     def locked_predictions(self) -> dict[int, Prediction]:
         return {int(i): Prediction(*pair) for i, pair in self.predictions.items()}
@@ -168,7 +170,7 @@ def _items(items: tuple[int, ...]) -> str:
     return ", ".join(map(str, items))
 
 
-def _now() -> str:
+def now() -> str:
     return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
 
 
@@ -217,18 +219,18 @@ def write_lock(
     course's lock service said."""
     record = LockRecord(
         fingerprint=fingerprint(parsed),
-        locked_at=_now(),
+        locked_at=now(),
         torch=torch.__version__,
         devices=available_devices(),
         predictions={str(i): [p.verdict, p.rule] for i, p in parsed.items()},
         receipts=list(receipts),
         not_verified=not_verified,
     )
-    _save(record, directory)
+    save(record, directory)
     return record
 
 
-def _save(record: LockRecord, directory) -> None:
+def save(record: LockRecord, directory) -> None:
     path = lock_path(directory)
     temporary = path.with_suffix(".tmp")
     temporary.write_text(json.dumps(asdict(record), indent=2, ensure_ascii=False), "utf-8")
@@ -256,7 +258,7 @@ def lock_predictions(
     receipt, problem = service.ask("lock", parsed) if service else (None, "")
     receipts = [receipt] if receipt else []
     if current.state == "locked":  # locked before, unverified: keep its time, add the receipt
-        _save(replace(current.record, receipts=receipts, not_verified=problem), directory)
+        save(replace(current.record, receipts=receipts, not_verified=problem), directory)
     else:
         write_lock(parsed, directory, receipts=receipts, not_verified=problem)
     return parsed, status(parsed, directory)
@@ -291,9 +293,9 @@ def verify_for_reveal(
         reveal, problem = service.ask("reveal", parsed)
         receipts += [reveal] if reveal else []
     revealed = replace(
-        record, revealed_at=record.revealed_at or _now(), receipts=receipts, not_verified=problem
+        record, revealed_at=record.revealed_at or now(), receipts=receipts, not_verified=problem
     )
-    _save(revealed, directory)
+    save(revealed, directory)
     return parsed, status(parsed, directory)
 
 

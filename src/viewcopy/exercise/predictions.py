@@ -45,14 +45,14 @@ class StudentError(ValueError):
 
 
 class PredictionError(StudentError):
-    """PREDICTIONS has problems; `problems` lists (where, what to fix) for every one of them."""
+    """PREDICTIONS (or `name`) has problems; `problems` lists (where, what to fix) for every one."""
 
-    def __init__(self, problems: list[tuple[str, str]]):
+    def __init__(self, problems: list[tuple[str, str]], name: str = "PREDICTIONS"):
         self.problems = problems
         lines = [f"  {where}: {fix}" for where, fix in problems]
         count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
         super().__init__(
-            f"{count} in PREDICTIONS (nothing was locked; your cell is unchanged):\n"
+            f"{count} in {name} (nothing was locked; your cell is unchanged):\n"
             + "\n".join(lines)
         )
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from viewcopy.exercise.locking import is_master_folder
 
 NAME = "PREDICTIONS"
-COMPUTED = "PREDICTIONS must be written out: a computed sheet is 'I ran it'"
+COMPUTED = f"{NAME} must be written out: a computed sheet is 'I ran it'"
 
 
 class Unreadable(ValueError):
@@ -92,11 +92,16 @@ def unwritten_reason(value: object, name: str = NAME) -> str | None:
     history = list(shell.user_ns.get("In", []))[:-1]  # the last input is the cell running now
     source = next((s for s in reversed(history) if binds(s, name)), None)
     if source is None:
-        return f"{COMPUTED} (no cell writes `{name} = {{...}}`)"
+        return f"{computed(name)} (no cell writes `{name} = {{...}}`)"
     try:
         written = predictions_literal(source, name)
     except Unreadable as exc:
-        return f"{COMPUTED} ({exc}). Write the dict out in its answer cell and run that cell."
+        return f"{computed(name)} ({exc}). Write the dict out in its answer cell and run that cell."
     if written != value:
-        return f"{COMPUTED} ({name} is not what its answer cell writes out; run that cell again)"
+        return f"{computed(name)} ({name} is not what its answer cell writes out; run it again)"
     return None
+
+
+def computed(name: str = NAME) -> str:
+    """The message for a sheet that is not written out."""
+    return f"{name} must be written out: a computed sheet is 'I ran it'"

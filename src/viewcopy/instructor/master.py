@@ -8,6 +8,7 @@ one-call answer key; and grading would give a computed sheet nothing anyway (exe
 from __future__ import annotations
 
 from viewcopy.exercise.measured import measured_truth
+from viewcopy.exercise.next_ops import measure_pool
 
 
 def measured_predictions(rule: str = "") -> dict[int, tuple[str, str]]:
@@ -26,4 +27,20 @@ def measured_predictions(rule: str = "") -> dict[int, tuple[str, str]]:
         )
         verdict = f"sometimes: {truth.flips[0]}" if truth.flips else truth.reference
         out[item] = (verdict, why)
+    return out
+
+
+def measured_next_predictions(next_ops: dict[str, tuple[str, str]]) -> dict[str, tuple[str, str]]:
+    """The master's NEXT_PREDICTIONS: each of the hand-in's next ops as measured, with the rule
+    written from the evidence that decided it."""
+    measured = measure_pool()
+    out = {}
+    for op_id in next_ops:
+        evidence = measured[op_id]
+        if evidence.verdict == "error":
+            why = f"the strides cannot express it: PyTorch refuses ({evidence.message[:60]})"
+        else:
+            shares = "shares" if evidence.same_storage else "does not share"
+            why = f"{shares} the parent's storage; strides {evidence.stride}"
+        out[op_id] = (evidence.verdict, why)
     return out

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -34,11 +34,13 @@ from viewcopy.course.handin import (
     NO_SUBMISSION,
     HandIn,
     read_handin,
+    read_next,
 )
 from viewcopy.course.lock_policy import LockPolicy
 from viewcopy.engine.devices import available_devices
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import ItemTruth, measured_truth
+from viewcopy.exercise.next_ops import measure_pool
 from viewcopy.exercise.predictions import VERDICT_CHOICES
 from viewcopy.exercise.scoring import (
     CARD,
@@ -54,6 +56,37 @@ from viewcopy.notebook.miss_lines import Miss, parse_misses
 
 REFUSED = "tried to lock after the reveal"
 """The lock section's count of students whose late locks the lock service refused."""
+
+
+MEMORISED_BELOW = 0.6
+"""A student is flagged as having memorised when the twenty pass and the next ops fall below
+this share."""
+
+
+@dataclass(frozen=True)
+class FamilyTransfer:
+    """One family of ops: how the class did on the twenty in it and on the next ops in it."""
+
+    family: str
+    twenty_right: int
+    twenty_total: int
+    next_right: int
+    next_total: int
+
+    @property
+    def twenty_share(self) -> float | None:
+        return self.twenty_right / self.twenty_total if self.twenty_total else None
+
+    @property
+    def next_share(self) -> float | None:
+        return self.next_right / self.next_total if self.next_total else None
+
+    @property
+    def gap(self) -> float | None:
+        """How much worse the next ops went than the twenty (None without both)."""
+        if self.twenty_share is None or self.next_share is None:
+            return None
+        return self.twenty_share - self.next_share
 
 
 @dataclass(frozen=True)
@@ -75,6 +108,19 @@ class StudentLine:
     """Locked before looking and over the course's line (the card's or the balanced one)."""
     flag: str = ""
     """`constant` or `no better than the base rate`: a score that is not knowledge."""
+    next_right: int | None = None
+    """Next ops predicted right (of `next_total`), None without a readable next sheet."""
+    next_total: int = 0
+    families: Mapping[str, tuple[int, int, int, int]] = field(default_factory=dict)
+    """Family -> (right on the twenty, of how many, right on the next ops, of how many)."""
+
+    @property
+    def memorised(self) -> bool:
+        """High on the twenty, low on ops never seen: memorised, did not learn the rule."""
+        return (
+            self.right is not None and self.next_right is not None
+            and self.right >= PASS_MARK and self.next_right < MEMORISED_BELOW * self.next_total
+        )  # fmt: skip
 
     @property
     def auto_total(self) -> float:
@@ -148,6 +194,8 @@ class ClassReport:
     """How the course credits the twenty (exercise.scoring.POLICIES)."""
     base: BaseRate | None = None
     """What answering the most frequent verdict to all twenty scores, measured here."""
+    transfer: tuple[FamilyTransfer, ...] = ()
+    """Per family, the class's share right on the twenty against on the next ops."""
 
     @property
     def lock_counts(self) -> dict[str, int]:
@@ -211,6 +259,7 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
         lock_service=policy.service_data is not None,
         scoring=scoring,
         base=base_rate(table),
+        transfer=_transfer(students),
     )
 
 
@@ -256,7 +305,45 @@ def _student_line(
         balanced=score.balanced if score else None,
         passes=bool(score and score.passed),
         flag=_flag(score),
+        **_next_part(handin, table, autograded.parent / "submitted" / handin.student / assignment),
     )
+
+
+def _next_part(handin: HandIn, table: Mapping[int, ItemTruth], folder: Path) -> dict:
+    """The StudentLine fields of the next ops: right, and per family twenty against next."""
+    ops, written = read_next(folder)
+    if written is None or handin.submitted is None:
+        return {}
+    measured = measure_pool()
+    families: dict[str, list[int]] = {}
+    for op in catalogue.OPS:
+        counts = families.setdefault(op.family, [0, 0, 0, 0])
+        counts[0] += judge_prediction(handin.submitted[op.item], table[op.item])[0]
+        counts[1] += 1
+    right = 0
+    for op in ops:
+        counts = families.setdefault(op.family, [0, 0, 0, 0])
+        hit = written[op.id].verdict == measured[op.id].verdict
+        counts[2] += hit
+        counts[3] += 1
+        right += hit
+    return {
+        "next_right": right,
+        "next_total": len(ops),
+        "families": {f: tuple(c) for f, c in families.items()},
+    }
+
+
+def _transfer(students: tuple[StudentLine, ...]) -> tuple[FamilyTransfer, ...]:
+    """Per family, summed over the students with a next sheet; worst transfer first."""
+    sums: dict[str, list[int]] = {}
+    for s in students:
+        for family, counts in s.families.items():
+            total = sums.setdefault(family, [0, 0, 0, 0])
+            for i, n in enumerate(counts):
+                total[i] += n
+    rows = [FamilyTransfer(f, *c) for f, c in sums.items()]
+    return tuple(sorted(rows, key=lambda r: (r.gap is None, -(r.gap or 0), r.family)))
 
 
 def _flag(score: Score | None) -> str:
@@ -329,8 +416,9 @@ def rows(report: ClassReport) -> Iterator[tuple[str, str, str, object]]:
     """Every number of the report as (section, key, measure, value): the CSV's rows.
 
     Sections: class (counts, the scoring policy, the base rate, the mean raw and balanced
-    scores), misconceptions (per item), lock (per state), student (lock, right, balanced,
-    credited_right, passes, flag, totals), grades (gradebook score per cell; empty: graded by
+    scores), misconceptions (per item), lock (per state), transfer (per family: right and total
+    on the twenty and on the next ops), student (lock, right, balanced, credited_right, passes,
+    flag, next_right, memorised, totals), grades (gradebook score per cell; empty: graded by
     hand), grade_max, classify_runs, traps (per case), specificity (per question), problems.
     """
     yield "class", report.assignment, "students", len(report.students)
@@ -359,6 +447,11 @@ def rows(report: ClassReport) -> Iterator[tuple[str, str, str, object]]:
             yield "misconceptions", key, f"said {verdict}", m.said.get(verdict, 0)
     for state, count in report.lock_counts.items():
         yield "lock", state, "students", count
+    for f in report.transfer:
+        yield "transfer", f.family, "twenty_right", f.twenty_right
+        yield "transfer", f.family, "twenty_total", f.twenty_total
+        yield "transfer", f.family, "next_right", f.next_right
+        yield "transfer", f.family, "next_total", f.next_total
     for s in report.students:
         yield "student", s.student, "lock", s.lock
         yield "student", s.student, "right", s.right
@@ -366,6 +459,8 @@ def rows(report: ClassReport) -> Iterator[tuple[str, str, str, object]]:
         yield "student", s.student, "credited_right", s.credited
         yield "student", s.student, "passes", int(s.passes)
         yield "student", s.student, "flag", s.flag
+        yield "student", s.student, "next_right", s.next_right
+        yield "student", s.student, "memorised", int(s.memorised)
         if s.grades:
             yield "student", s.student, "auto_total", round(s.auto_total, 4)
             yield "student", s.student, "max_total", s.max_total
@@ -419,6 +514,16 @@ def terminal_summary(report: ClassReport) -> str:
             f"{sum(s.balanced for s in read) / len(read):.2f}; {report.base.sentence()}; "
             f"no better than that: {', '.join(flagged) or 'none'}"
         )
+    memorised = [s.student for s in report.students if s.memorised]
+    gaps = [f for f in report.transfer if f.gap is not None and f.gap > 0][:3]
+    lines.append(
+        f"transfer to the next ops: memorised (twenty pass, next ops below "
+        f"{MEMORISED_BELOW:.0%}): {', '.join(memorised) or 'none'}; transfers worst: "
+        + (
+            "; ".join(f"{f.family} ({f.twenty_share:.0%} -> {f.next_share:.0%})" for f in gaps)
+            or "none"
+        )
+    )
     worst = sorted(report.misconceptions, key=lambda m: -m.wrong)[:5]
     lines.append(
         f"most mispredicted (of {report.judged}): "

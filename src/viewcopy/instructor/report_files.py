@@ -139,12 +139,34 @@ def specificity(report: ClassReport) -> Figure:
     return figure
 
 
+def transfer(report: ClassReport) -> Figure:
+    """Per family, the share right on the twenty against the share right on the next ops."""
+    figure, axes = _figure(3.6)
+    families = [f for f in report.transfer if f.next_total]
+    if not families:
+        _nothing(axes, "no next-op sheets to compare")
+        return figure
+    positions = range(len(families))
+    twenty = [f.twenty_share or 0 for f in families]
+    axes.bar([p - 0.2 for p in positions], twenty, width=0.4, label="the twenty", color="#4c72b0")
+    nexts = [f.next_share for f in families]
+    axes.bar([p + 0.2 for p in positions], nexts, width=0.4, label="next ops", color="#dd8452")
+    axes.set_xticks(list(positions), [f.family for f in families], rotation=20)
+    axes.set_ylim(0, 1.05)
+    axes.set_ylabel("share right")
+    memorised = sum(s.memorised for s in report.students)
+    axes.set_title(f"Transfer by family (worst first); {memorised} student(s) memorised")
+    axes.legend(loc="lower right")
+    return figure
+
+
 FIGURES: dict[str, Callable[[ClassReport], Figure]] = {
     "misconceptions": misconception_map,
     "lock_status": lock_status,
     "scores": score_histogram,
     "trap_misses": trap_misses,
     "specificity": specificity,
+    "transfer": transfer,
 }
 """File name (without .png) -> the function that draws it."""
 

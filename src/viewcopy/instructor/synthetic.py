@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import subprocess
+from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,7 @@ from nbclient import NotebookClient
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
+    NEXT_PREDICTIONS_CELL,
     NOTEBOOK,
     grade_id,
     mark_submitted,
@@ -25,10 +27,14 @@ from viewcopy.course.assignment import (
     submission_folder,
 )
 from viewcopy.exercise import catalogue
+from viewcopy.exercise.locking import read_lock
 from viewcopy.exercise.measured import measured_truth
-from viewcopy.instructor.master import measured_predictions
+from viewcopy.exercise.next_lock import hand_in_draw
+from viewcopy.instructor.master import measured_next_predictions, measured_predictions
 
 OPPOSITE = {"view": "copy", "copy": "view"}
+MEMORY = "the same as in the lecture's answers"
+"""The memoriser's rule for every one of the twenty: a memory, not a rule of storage."""
 MODEL_CLASSIFY = "classify"
 """The grade id of the master's classify cell: the model answer the `storage` student hands in."""
 
@@ -108,6 +114,10 @@ class Student:
     classifier: str | None = None
     tamper: Callable[[nbformat.NotebookNode], None] | None = None
     release: Path | None = None
+    next_ops: str | None = None
+    """How the student predicts the next ops, once they are drawn: `rules` (their rules of
+    storage and strides, which hold), `memorised` (no rule: the twenty's most frequent verdict to
+    every op), or None (the template is left as it is)."""
 
 
 def answers(vague: tuple[int, ...] = ()) -> dict[str, str]:
@@ -128,7 +138,7 @@ def rules_after(items: tuple[int, ...]) -> str:
 
 
 def synthetic_class(repo: Path) -> list[Student]:
-    """Eight profiles, each a distinct path through the grading policy (`repo`: the course
+    """Ten profiles, each a distinct path through the grading policy (`repo`: the course
     repository, whose master holds the model classify)."""
     right = measured_predictions()
     table = measured_truth()
@@ -146,9 +156,25 @@ def synthetic_class(repo: Path) -> list[Student]:
     return [
         Student(
             "perfect",
-            "all right, locked, specific answers, correct classify",
+            "all right, locked, specific answers, correct classify, rules that transfer",
             filled(),
             classifier="storage",
+            next_ops="rules",
+        ),
+        Student(
+            "memoriser",
+            "all twenty right from memory, but guesses the next ops",
+            {**filled(), "predictions": predictions_source(measured_predictions(MEMORY))},
+            classifier="storage",
+            next_ops="memorised",
+        ),
+        Student(
+            "rule_learner",
+            "17/20, and applies the rules of storage and strides to the next ops",
+            filled(typical_wrong, typical_wrong),
+            wrong_items=typical_wrong,
+            classifier="storage",
+            next_ops="rules",
         ),
         Student(
             "typical",
@@ -192,6 +218,29 @@ def synthetic_class(repo: Path) -> list[Student]:
     ]
 
 
+def run_cells(client: NotebookClient, student: Student, folder: Path, **kernel: object) -> None:
+    """Run the client's notebook cell by cell in `folder`, as the student does: their
+    NEXT_PREDICTIONS are written once the next ops are drawn. `kernel`: how to start it."""
+    with client.setup_kernel(**kernel):
+        for index, cell in enumerate(client.nb.cells):
+            if grade_id(cell) == NEXT_PREDICTIONS_CELL and student.next_ops:
+                cell.source = next_predictions_source(student.next_ops, folder)
+            client.execute_cell(cell, index)
+
+
+def next_predictions_source(how: str, folder: Path) -> str:
+    """What a student who predicts `how` writes for the next ops drawn for the hand-in in
+    `folder` (its lock of the twenty is there, since the reveal ran)."""
+    ops = hand_in_draw(read_lock(folder))
+    if how == "rules":
+        sheet = measured_next_predictions({op.id: (op.parent_expr, op.op) for op in ops})
+    else:
+        verdict = Counter(t.reference for t in measured_truth().values()).most_common(1)[0][0]
+        sheet = {op.id: (verdict, "most of the twenty were like this") for op in ops}
+    lines = [f"    {op_id!r}: {pair!r}," for op_id, pair in sheet.items()]
+    return "NEXT_PREDICTIONS = {\n" + "\n".join(lines) + "\n}\n"
+
+
 def fill(notebook: nbformat.NotebookNode, cells: Mapping[str, str]) -> None:
     """Replace the source of the cells whose nbgrader grade_id is named in `cells`."""
     for cell in notebook.cells:
@@ -213,13 +262,14 @@ def write_submission(
     notebook = nbformat.read((student.release or release) / NOTEBOOK, as_version=4)
     fill(notebook, student.cells)
     if student.runs:
-        NotebookClient(
+        client = NotebookClient(
             notebook,
             timeout=timeout,
             kernel_name="python3",
             allow_errors=True,
             resources={"metadata": {"path": str(folder)}},
-        ).execute(stderr=subprocess.DEVNULL)  # the kernel's own log, not the notebook's output
+        )
+        run_cells(client, student, folder, stderr=subprocess.DEVNULL)  # the kernel's log stays out
     fill(notebook, student.edits_after_run)
     if student.tamper is not None:
         student.tamper(notebook)

@@ -13,11 +13,18 @@ import pandas as pd
 import torch
 
 from viewcopy.course.assignment import ASSIGNMENT
+from viewcopy.display.next_sheet import NextSheet
 from viewcopy.display.spreadsheet import Spreadsheet
 from viewcopy.engine.devices import available_devices
+from viewcopy.engine.expressions import parent_factory
+from viewcopy.engine.layout import Layout
 from viewcopy.exercise import catalogue
-from viewcopy.exercise.locking import ServiceLock, lock_predictions, verify_for_reveal
+from viewcopy.exercise.locking import ServiceLock, lock_predictions, read_lock, verify_for_reveal
 from viewcopy.exercise.measured import measure_catalogue, measured_truth
+from viewcopy.exercise.next_lock import hand_in_draw, verify_next_for_reveal
+from viewcopy.exercise.next_lock import lock_next as lock_next_predictions
+from viewcopy.exercise.next_ops import measure_pool
+from viewcopy.exercise.next_predictions import NAME as NEXT_NAME
 from viewcopy.exercise.predictions import PredictionError
 from viewcopy.exercise.written import unwritten_reason
 from viewcopy.notebook import colab
@@ -108,6 +115,51 @@ def reveal(predictions: object, *, directory=None, devices: tuple[str, ...] | No
     """
     parsed, state = verify_for_reveal(predictions, directory, course_lock_service())
     return Spreadsheet(parsed, state, measured_truth(devices))
+
+
+def next_ops() -> dict[str, tuple[str, str]]:
+    """This hand-in's ten next ops, drawn from its lock of the twenty (after their reveal):
+    shown with the parents' shapes and strides, with a NEXT_PREDICTIONS template; returned as
+    {id: (parent_expr, op_expr)} so any of them can be re-run by hand."""
+    from IPython.display import HTML, display
+
+    ops = hand_in_draw(read_lock())
+    rows = []
+    for op in ops:
+        layout = Layout.of(parent_factory(op.parent_expr, "cpu")())
+        rows.append(
+            f"<tr><td>{op.id}</td><td>{html.escape(op.family)}</td>"
+            f"<td><code>{html.escape(op.parent)}</code> shape {layout.shape}, strides "
+            f"{layout.stride}</td><td><code>{html.escape(op.op)}</code></td></tr>"
+        )
+    display(
+        HTML(
+            "<table><tr><th>id</th><th>family</th><th>parent (x)</th><th>op</th></tr>"
+            f"{''.join(rows)}</table>"
+        )
+    )
+    template = "".join(f"    {op.id!r}: ('', ''),  # {op.op} on {op.parent}\n" for op in ops)
+    print(f"Copy into the next cell and fill in:\nNEXT_PREDICTIONS = {{\n{template}}}")
+    return {op.id: (op.parent_expr, op.op) for op in ops}
+
+
+def lock_next(next_predictions: object, *, directory=None) -> NextSheet:
+    """Validate NEXT_PREDICTIONS against this hand-in's ten and lock them, actual column hidden.
+
+    Raises PredictionError (naming every bad id, writing nothing) or LockError.
+    """
+    if (reason := unwritten_reason(next_predictions, NEXT_NAME)) is not None:
+        raise PredictionError([(NEXT_NAME, reason)], NEXT_NAME)
+    parsed, state = lock_next_predictions(next_predictions, directory)
+    return NextSheet(hand_in_draw(read_lock(directory)), parsed, state)
+
+
+def reveal_next(next_predictions: object, *, directory=None) -> NextSheet:
+    """Measure this hand-in's ten and show the truth, the evidence and each miss's diagram;
+    refuses (LockError) unless NEXT_PREDICTIONS are exactly what was locked."""
+    parsed, state, ops = verify_next_for_reveal(next_predictions, directory)
+    measured = measure_pool()
+    return NextSheet(ops, parsed, state, {op.id: measured[op.id] for op in ops})
 
 
 def course_lock_service() -> ServiceLock | None:

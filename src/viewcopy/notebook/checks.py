@@ -15,11 +15,21 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
 from viewcopy.display.draw import Diagram
+from viewcopy.display.next_sheet import NEXT_PASS_MARK
 from viewcopy.engine import storage
 from viewcopy.exercise import catalogue
-from viewcopy.exercise.locking import LockStatus, status
+from viewcopy.exercise.locking import LockError, LockStatus, read_lock, status
 from viewcopy.exercise.measured import measured_truth
-from viewcopy.exercise.predictions import Prediction, parse_predictions, rule_problem
+from viewcopy.exercise.next_lock import hand_in_draw, next_status
+from viewcopy.exercise.next_ops import measure_pool
+from viewcopy.exercise.next_predictions import NAME as NEXT_NAME
+from viewcopy.exercise.next_predictions import parse_next_predictions
+from viewcopy.exercise.predictions import (
+    Prediction,
+    PredictionError,
+    parse_predictions,
+    rule_problem,
+)
 from viewcopy.exercise.scoring import POLICIES, judge_prediction, score_sheet
 from viewcopy.exercise.written import ComputedSheet, unwritten_reason
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
@@ -32,6 +42,7 @@ __all__ = [
     "classify_credit",
     "judged_outside",
     "local_lock",
+    "next_credit",
     "on_devices",
     "prediction_credit",
     "rules_after_credit",
@@ -49,14 +60,15 @@ SPECIFIC = re.compile(
 LockJudge = Callable[[Mapping[int, Prediction]], LockStatus]
 """Where parsed predictions stand against the lock the grader can prove."""
 
-_OUTSIDE: list[LockJudge] = []
+_OUTSIDE: list[tuple[LockJudge, Path | None]] = []
 
 
 @contextlib.contextmanager
-def judged_outside(lock: LockJudge) -> Iterator[None]:
+def judged_outside(lock: LockJudge, folder: Path | None = None) -> Iterator[None]:
     """Judge as the grader does, outside the kernel: `lock` decides where the predictions stand
-    (the hand-in's lock, and the course's lock service when it has one); no diagrams are drawn."""
-    _OUTSIDE.append(lock)
+    (the hand-in's lock, and the course's lock service when it has one), `folder` holds the
+    hand-in's lock file (for the next ops' lock); no diagrams are drawn."""
+    _OUTSIDE.append((lock, folder))
     try:
         yield
     finally:
@@ -97,7 +109,7 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
         print(f"{reason}\nCredit: 0/{points:g}")
         return Credit(0.0, record)
     parsed, table, judged = _judged(predictions)
-    lock = _OUTSIDE[-1](parsed) if _OUTSIDE else status(parsed)
+    lock = _OUTSIDE[-1][0](parsed) if _OUTSIDE else status(parsed)
     missed = [item for item, (right, _) in judged.items() if not right]
     score = score_sheet(parsed, table, lock.state, lock.reason)
     print(
@@ -147,12 +159,43 @@ def rules_after_credit(predictions: object, rules_after: object, *, points: floa
     return Credit(_credit(points, covered, len(missed)), record)
 
 
-def _not_written(predictions: object) -> str | None:
+def _not_written(predictions: object, name: str = "PREDICTIONS") -> str | None:
     """Why these predictions are not a sheet written out in its answer cell: the grader says so
     (it read the hand-in's cell), or, in the kernel, IPython's input history does."""
     if isinstance(predictions, ComputedSheet):
         return predictions.reason
-    return None if _OUTSIDE else unwritten_reason(predictions)
+    return None if _OUTSIDE else unwritten_reason(predictions, name)
+
+
+def next_credit(next_predictions: object, *, points: float = 4) -> float:
+    """Full credit at 8/10 of this hand-in's next ops right, locked before looking, proportional
+    below; none if changed after their lock, never locked, or not written out."""
+    record = {"check": "next_credit", "next_predictions": encode(next_predictions)}
+    if (reason := _not_written(next_predictions, NEXT_NAME)) is not None:
+        print(f"{reason}\nCredit: 0/{points:g}")
+        return Credit(0.0, record)
+    lock_record = read_lock(_OUTSIDE[-1][1] if _OUTSIDE else None)
+    try:
+        ops = hand_in_draw(lock_record)
+        parsed = parse_next_predictions(next_predictions, [op.id for op in ops])
+    except (LockError, PredictionError) as exc:
+        print(f"{exc}\nCredit: 0/{points:g}")
+        return Credit(0.0, record)
+    lock = next_status(parsed, lock_record)
+    measured = measure_pool()
+    missed = [op for op in ops if parsed[op.id].verdict != measured[op.id].verdict]
+    right = len(ops) - len(missed)
+    print(f"{right}/{len(ops)} next ops right (full credit from {NEXT_PASS_MARK}/{len(ops)}).")
+    print(lock.reason)
+    for op in missed:
+        print(
+            f"  {op.id} {op.op} on {op.parent} ({op.family}): you said "
+            f"{parsed[op.id].verdict!r}; measured {measured[op.id].verdict}"
+        )
+    share = min(right, NEXT_PASS_MARK) / NEXT_PASS_MARK
+    credit = round(points * share, 4) if lock.state == "locked" else 0.0
+    print(f"Credit: {credit:g}/{points:g}")
+    return Credit(credit, record)
 
 
 def _rule_after_problem(rule: object) -> str | None:

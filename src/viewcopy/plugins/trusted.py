@@ -22,13 +22,18 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
+from viewcopy.course.assignment import NEXT_PREDICTIONS_CELL
 from viewcopy.course.handin import written_sheet
 from viewcopy.course.lock_policy import LockPolicy, judge_lock
 from viewcopy.exercise.locking import LockStatus, read_lock
+from viewcopy.exercise.next_predictions import NAME as NEXT_NAME
 from viewcopy.notebook import checks, records
 
 MAX_RECORD_BYTES = 1_000_000
-CHECKS = ("prediction_credit", "rules_after_credit", "specificity_credit", "classify_credit")
+CHECKS = (
+    "prediction_credit", "rules_after_credit", "specificity_credit", "classify_credit",
+    "next_credit",
+)  # fmt: skip
 
 
 class TrustedCredit(NbGraderPreprocessor):
@@ -38,7 +43,11 @@ class TrustedCredit(NbGraderPreprocessor):
         info = resources["nbgrader"]
         folder = Path(resources["metadata"]["path"])
         policy = LockPolicy.from_config(self.config)
-        sheet = written_sheet(nb)  # PREDICTIONS as the answer cell writes it, never as computed
+        # PREDICTIONS and NEXT_PREDICTIONS as their answer cells write them, never as computed
+        sheets = {
+            "predictions": written_sheet(nb),
+            "next_predictions": written_sheet(nb, NEXT_PREDICTIONS_CELL, NEXT_NAME),
+        }
 
         def lock(parsed) -> LockStatus:
             record = read_lock(folder)
@@ -53,7 +62,7 @@ class TrustedCredit(NbGraderPreprocessor):
                 ).source
                 if (call := check_call(source)) is not None:
                     points = float(cell.metadata.nbgrader["points"])
-                    rejudge(cell, source, call, points, lock, sheet)
+                    rejudge(cell, source, call, points, lock, sheets, folder)
         return nb, resources
 
 
@@ -76,7 +85,8 @@ def rejudge(
     call: ast.Call,
     points: float,
     lock: checks.LockJudge,
-    sheet: object,
+    sheets: dict,
+    folder: Path | None = None,
 ) -> None:
     """Put the grader's credit (and, when it differs, a note) in place of the cell's own."""
     check = ast.unparse(call.func).rsplit(".", 1)[1]
@@ -94,7 +104,7 @@ def rejudge(
         note = "This check's record is too large to be one this lab wrote: no credit."
     else:
         try:
-            credit, reasons = recompute(check, record, source, call, points, lock, sheet)
+            credit, reasons = recompute(check, record, source, call, points, lock, sheets, folder)
         except Exception as exc:  # a record the check refuses earns nothing, and says why
             note = f"The grader could not judge this cell's record ({type(exc).__name__}: {exc})."
         if not note and claimed != credit:
@@ -136,17 +146,18 @@ def recompute(
     call: ast.Call,
     points: float,
     lock: checks.LockJudge,
-    sheet: object,
+    sheets: dict,
+    folder: Path | None = None,
 ) -> tuple[float, str]:
     """The check's own function, on the recorded inputs, in this process: its credit, and what it
-    printed (the reasons, as the grader sees them). PREDICTIONS is `sheet`, what the hand-in's
-    answer cell writes out, whatever the kernel recorded."""
+    printed (the reasons, as the grader sees them). PREDICTIONS and NEXT_PREDICTIONS are
+    `sheets`, what the hand-in's answer cells write out, whatever the kernel recorded; `folder`
+    holds the hand-in's lock file."""
     options = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg != "points"}
     data = {k: records.decode(v) for k, v in record.items() if k in ("rules_after", "answer")}
-    if "predictions" in record:
-        data["predictions"] = sheet
+    data.update({k: sheet for k, sheet in sheets.items() if k in record})
     said = io.StringIO()
-    with contextlib.redirect_stdout(said), checks.judged_outside(lock):
+    with contextlib.redirect_stdout(said), checks.judged_outside(lock, folder):
         if check == "classify_credit":
             answers = checks.Answers.from_record(record)
             credit = checks.classify_credit(answers, master_cases(source, call), points=points)

@@ -1,0 +1,92 @@
+"""The next ops' sheet: this hand-in's ten, the student's predictions and, after `reveal_next`,
+the measured verdicts, the evidence, and the diagram of each miss."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+import pandas as pd
+
+from viewcopy.display.draw import Diagram
+from viewcopy.display.spreadsheet import RIGHT, WRONG, evidence_summary
+from viewcopy.engine.evidence import Evidence
+from viewcopy.engine.explain import explain
+from viewcopy.exercise.locking import OUTPUT_KEY, LockStatus
+from viewcopy.exercise.next_ops import NextOp
+from viewcopy.exercise.predictions import Prediction
+
+NEXT_PASS_MARK = 8
+"""Next ops right, out of 10, for full credit."""
+
+
+@dataclass(frozen=True)
+class NextSheet:
+    """Predictions for the next ops against measurement (None before `reveal_next`)."""
+
+    ops: tuple[NextOp, ...]
+    predictions: Mapping[str, Prediction]
+    lock: LockStatus
+    evidence: Mapping[str, Evidence] | None = None
+
+    def right(self) -> dict[str, bool]:
+        """Id -> whether the prediction is the measured verdict; empty before the reveal."""
+        if self.evidence is None:
+            return {}
+        return {
+            op.id: self.predictions[op.id].verdict == self.evidence[op.id].verdict
+            for op in self.ops
+        }
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        right = self.right()
+        rows = []
+        for op in self.ops:
+            prediction = self.predictions[op.id]
+            row = {"id": op.id, "family": op.family, "parent": op.parent, "op": op.op,
+                   "prediction": prediction.verdict, "rule": prediction.rule}  # fmt: skip
+            if self.evidence is not None:
+                evidence = self.evidence[op.id]
+                row["actual"] = evidence.verdict
+                row["correct"] = "yes" if right[op.id] else "no"
+                row["evidence"] = evidence_summary(evidence)
+                layout = evidence.parent_layout
+                explained = explain(op.op, layout) if layout and not right[op.id] else None
+                row["in strides"] = explained or ""
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("id")
+
+    def headline(self) -> str:
+        if self.evidence is None:
+            return f"Next predictions locked; actual column hidden. {self.lock.reason}"
+        right = sum(self.right().values())
+        verdict = "reaches" if right >= NEXT_PASS_MARK else "does not reach"
+        return (
+            f"{right}/{len(self.ops)} next ops predicted correctly; {verdict} the "
+            f"{NEXT_PASS_MARK}/{len(self.ops)} line. {self.lock.reason}"
+        )
+
+    def _repr_html_(self) -> str:
+        frame = self.frame
+        styler = frame.style.set_properties(**{"text-align": "left"})
+        if self.evidence is not None:
+            styler = styler.apply(
+                lambda row: (
+                    [f"background-color: {RIGHT if row['correct'] == 'yes' else WRONG}"] * len(row)
+                ),
+                axis=1,
+            )
+        misses = [op for op in self.ops if self.right().get(op.id) is False]
+        diagrams = "".join(Diagram(self.evidence[op.id]).html() for op in misses)
+        return f"<p><b>{html.escape(self.headline())}</b></p>{styler.to_html()}{diagrams}"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """HTML and text, with the lock record in the output's metadata (as the twenty's)."""
+        data = {"text/html": self._repr_html_(), "text/plain": repr(self)}
+        record = self.lock.record
+        return data, ({OUTPUT_KEY: asdict(record)} if record else {})
+
+    def __repr__(self) -> str:
+        return f"{self.headline()}\n{self.frame.to_string()}"
