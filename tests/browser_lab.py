@@ -191,6 +191,8 @@ def replace_source(page: Page, index: int, source: str) -> None:
 def screenshot(page: Page, target: Locator, path: Path) -> None:
     """What the notebook shows of `target` scrolled to its top (cut where a student scrolls)."""
     target.evaluate("node => node.scrollIntoView({block: 'start'})")
+    page.wait_for_timeout(500)  # the notebook settles after a scroll (JupyterLab lays out lazily)
+    target.evaluate("node => node.scrollIntoView({block: 'start'})")
     box = target.bounding_box()
     window = page.locator(".jp-NotebookPanel-notebook").bounding_box()
     top = max(box["y"], window["y"])

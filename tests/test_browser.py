@@ -114,17 +114,20 @@ def browser(request):
 
 @pytest.fixture(scope="module")
 def student(browser, lab, notebook, shots):
-    """The student's tab: the notebook open in JupyterLab, then Run > Run All Cells, finished."""
+    """The student's tab: the notebook open in JupyterLab, then Run > Run All Cells, which stops
+    at lock_next: the next ops are drawn only now, so NEXT_PREDICTIONS is still the template."""
     page = browser.new_page(viewport=VIEWPORT)
     keep_console(page, shots / "console.log")
     page.goto(lab.url(NOTEBOOK), timeout=120_000)
     wait_idle(page, KERNEL_MS)
-    last = max(i for i, c in enumerate(notebook.cells) if c.cell_type == "code")
+    stop = at(notebook, "lock_next")
     try:
-        run_all(page, last, KERNEL_MS)
+        run_all(page, stop, KERNEL_MS)
     except (AssertionError, Error):
         page.screenshot(path=shots / "run-all-failed.png")
         raise
+    said = output_area(page, stop).inner_text()
+    assert "problem" in said and "in NEXT_PREDICTIONS" in said and "missing" in said, said
     yield page
     page.close()
 
