@@ -107,6 +107,7 @@ def expected_scores(student: Student) -> dict[str, float | None]:
             answer, item=question.item, points=1
         )
     expected["score_next"] = expected_next_credit(student)
+    expected["score_production"] = expected_production_credit(student)
     if student.classifier is None:
         expected["test_classify_visible"] = expected["test_classify_hidden"] = 0.0
     else:
@@ -114,6 +115,38 @@ def expected_scores(student: Student) -> dict[str, float | None]:
         expected["test_classify_visible"] = expected_credit(classify, TWENTY, 3)
         expected["test_classify_hidden"] = expected_credit(classify, hidden_traps(), 5)
     return expected
+
+
+def production_oracle() -> set[int]:
+    """The forward's lines that copy, by running each line alone under torch's own profiler (no
+    stacks, no dispatch mode: a path independent of viewcopy's tracer)."""
+    from torch.autograd.profiler import profile
+
+    from viewcopy.engine.profiling import COPY_KERNELS
+    from viewcopy.exercise.production import build, forward_listing
+
+    model, images = build("cpu")
+    scope = {"self": model, "images": images, "torch": torch}
+    copying = set()
+    with torch.no_grad():
+        for number, code in forward_listing():
+            statement = code.replace("return ", "_ = ", 1)
+            with profile() as prof:
+                exec(statement, scope)
+            if {e.name for e in prof.function_events} & (COPY_KERNELS | {"aten::_reshape_copy"}):
+                copying.add(number)
+    return copying
+
+
+def expected_production_credit(student: Student, points: float = 2) -> float:
+    """score_production for a profile: its PRODUCTION against the oracle, if it ran (locked)."""
+    source = student.cells.get("production_predictions")
+    if not (student.runs and source) or "production_predictions" in student.edits_after_run:
+        return 0.0
+    sheet = ast.literal_eval(source.split("=", 1)[1])
+    copying = production_oracle()
+    right = sum((verdict == "copy") == (line in copying) for line, verdict in sheet.items())
+    return round(points * right / len(sheet), 4)
 
 
 def expected_next_credit(student: Student, points: float = 4) -> float:

@@ -86,7 +86,7 @@ def test_an_edit_after_lock_next_earns_nothing_and_reveal_next_refuses_it(reveal
     first = next(iter(sheet))
     flipped = {"view": "copy", "copy": "view", "error": "view"}[sheet[first][0]]
     edited = {**sheet, first: (flipped, "changed my mind")}
-    with pytest.raises(LockError, match="Changed after the lock"):
+    with pytest.raises(LockError, match="changed after the lock"):
         viewcopy.reveal_next(edited)
     assert checks.next_credit(edited, points=4) == 0
     viewcopy.reveal_next(sheet)

@@ -41,7 +41,7 @@ from viewcopy.exercise import catalogue
 from viewcopy.exercise.locking import LOCK_FILE, write_lock
 from viewcopy.exercise.predictions import parse_predictions
 from viewcopy.instructor.master import measured_predictions
-from viewcopy.instructor.report import build_report
+from viewcopy.instructor.report import build_report, rows
 from viewcopy.instructor.report_files import FIGURES, write_report
 from viewcopy.instructor.synthetic import Student, fill, predictions_source
 from viewcopy.notebook import checks
@@ -446,3 +446,13 @@ def test_transfer_names_the_memoriser_and_not_the_rule_learner(graded, tmp_path)
     with (tmp_path / "report.csv").open() as handle:
         sections = {row["section"] for row in csv.DictReader(handle)}
     assert "transfer" in sections and (tmp_path / "transfer.png").is_file()
+
+
+def test_the_report_names_who_thought_each_copying_production_line_free(graded):
+    _, results, report = graded
+    assert report.thought_free  # the forward has copying lines, by measurement
+    for line, code, students in report.thought_free:
+        visible = "contiguous" in code or ("transpose" in code and "reshape" in code)
+        assert ("typical" in students) == (not visible), (line, code)
+        assert "perfect" not in students
+    assert ("production", "thought_free") in {(r[0], r[2]) for r in rows(report)}

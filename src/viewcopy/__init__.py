@@ -8,7 +8,7 @@ from viewcopy import checks
 from viewcopy.exercise.catalogue import OPS, PARENT_EXPR, QUESTIONS, VARIANTS
 from viewcopy.exercise.locking import LockError
 from viewcopy.exercise.predictions import PredictionError
-from viewcopy.notebook import lock, lock_next, reveal, reveal_next
+from viewcopy.notebook import lock, lock_next, lock_production, reveal, reveal_next
 
 __all__ = [
     "OPS",
@@ -20,6 +20,7 @@ __all__ = [
     "PredictionError",
     "lock",
     "lock_next",
+    "lock_production",
     "reveal",
     "reveal_next",
 ]

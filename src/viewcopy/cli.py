@@ -10,6 +10,7 @@ from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK
 from viewcopy.display.formats import FORMATS, render, render_one
+from viewcopy.engine.copies import COPY_COLUMNS, ScriptFailed, copies_in
 from viewcopy.engine.devices import KNOWN_DEVICES, DeviceUnavailable, resolve_devices
 from viewcopy.engine.expressions import ExpressionError
 from viewcopy.engine.measure import MeasurementDisagreement, measure
@@ -55,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
     nxt.add_argument("--count", type=int, default=10, help="how many ops (default %(default)s)")
     nxt.add_argument("--all", action="store_true", help="the whole pool (ignores seed and count)")
     nxt.add_argument("--format", default="table", choices=FORMATS)
+
+    copies = commands.add_parser("copies", help="each line of your script that copied, measured")
+    copies.add_argument("script", help="a Python file, run as __main__ under the profiler")
+    copies.add_argument("--device", default="cpu", choices=KNOWN_DEVICES)
+    copies.add_argument("--format", default="table", choices=("table", "csv", "json"))
 
     draw = commands.add_parser("draw", help="the stride/storage diagram of one expression")
     draw.add_argument("expr")
@@ -130,6 +136,16 @@ def run_next(args: argparse.Namespace) -> str:
         except ValueError as exc:
             raise UsageError(str(exc)) from None
     return render(next_ops.draw_table(ops), args.format, NEXT_COLUMNS)
+
+
+def run_copies(args: argparse.Namespace) -> str:
+    try:
+        found = copies_in(Path(args.script), args.device)
+    except ScriptFailed as exc:
+        raise UsageError(str(exc)) from None
+    if not found and args.format == "table":  # say it in words rather than an empty table
+        return f"no line of {args.script} ran a copy kernel"
+    return render([c.record() for c in found], args.format, COPY_COLUMNS)
 
 
 def run_draw(args: argparse.Namespace) -> str:
@@ -224,6 +240,7 @@ COMMANDS = {
     "key": run_key,
     "probe": run_probe,
     "next": run_next,
+    "copies": run_copies,
     "draw": run_draw,
     "demo": run_demo,
     "grade": run_grade,

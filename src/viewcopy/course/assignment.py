@@ -25,6 +25,8 @@ PREDICTIONS_CELL = "predictions"
 """The answer cell that assigns PREDICTIONS."""
 NEXT_PREDICTIONS_CELL = "next_predictions"
 """The answer cell that assigns NEXT_PREDICTIONS."""
+PRODUCTION_CELL = "production_predictions"
+"""The answer cell that assigns PRODUCTION."""
 CLASSIFY_CELLS = ("test_classify_visible", "test_classify_hidden")
 """The test cells that grade classify: the twenty, then the hidden trap cases."""
 

@@ -17,6 +17,7 @@ from viewcopy.course.assignment import (
     NEXT_PREDICTIONS_CELL,
     NOTEBOOK,
     PREDICTIONS_CELL,
+    PRODUCTION_CELL,
     grade_id,
 )
 from viewcopy.course.lock_policy import NOT_VERIFIED, VERIFIED, LockPolicy, judge_lock
@@ -39,6 +40,8 @@ from viewcopy.exercise.predictions import (
     fingerprint,
     parse_predictions,
 )
+from viewcopy.exercise.production import NAME as PRODUCTION_NAME
+from viewcopy.exercise.production import parse_production
 from viewcopy.exercise.written import ComputedSheet, Unreadable, computed, predictions_literal
 
 NO_SUBMISSION = "no submission"
@@ -203,3 +206,12 @@ def read_next(folder: Path) -> tuple[tuple[NextOp, ...], dict[str, Prediction] |
         return ops, parse_next_predictions(written, [op.id for op in ops])
     except (OSError, ValueError, AttributeError, LockError, PredictionError, Unreadable):
         return (), None
+
+
+def read_production(folder: Path) -> dict[str, str] | None:
+    """A hand-in's written PRODUCTION ({line: "copy" | "no copy"}), None when missing/unreadable."""
+    try:
+        notebook = nbformat.read(folder / NOTEBOOK, as_version=4)
+        return parse_production(written_literal(notebook, PRODUCTION_CELL, PRODUCTION_NAME))
+    except (OSError, ValueError, AttributeError, PredictionError, Unreadable):
+        return None

@@ -58,7 +58,7 @@ def render(
         lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
         lines += ["| " + " | ".join(v.replace("|", "\\|") for v in row) + " |" for row in rows]
         return "\n".join(lines)
-    widths = [max(len(c), *(len(row[i]) for row in rows)) for i, c in enumerate(columns)]
+    widths = [max([len(c), *(len(row[i]) for row in rows)]) for i, c in enumerate(columns)]
     lines = ["  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(row, widths, strict=True)) for row in rows]
     return "\n".join(line.rstrip() for line in lines)

@@ -56,6 +56,8 @@ class LockRecord:
     """Why the course's lock service did not confirm this lock ("" when it did, or no service)."""
     next: dict | None = None
     """The lock of this hand-in's next ops (exercise.next_lock), once it has one."""
+    production: dict | None = None
+    """The lock of PRODUCTION (exercise.production), once it has one."""
 
     def locked_predictions(self) -> dict[int, Prediction]:
         return {int(i): Prediction(*pair) for i, pair in self.predictions.items()}

@@ -1,29 +1,22 @@
 """The next op's lock: this hand-in's ten, drawn from its final lock of the twenty, and the lock of
-NEXT_PREDICTIONS, kept as its own record in the lock file.
+NEXT_PREDICTIONS, kept as the `next` record of the lock file (exercise.part_lock).
 
 The draw exists only after the reveal of the twenty and depends on their lock's fingerprint, which
 cannot change after the reveal, so a student cannot re-roll it; the grader draws the same ten from
-the hand-in. NEXT_PREDICTIONS may be re-locked until `reveal_next`; after that, and always under
-`nbgrader autograde`, the lock is only verified.
+the hand-in.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
 
-from viewcopy.exercise.locking import (
-    LockError,
-    LockRecord,
-    LockStatus,
-    autograding,
-    now,
-    read_lock,
-    save,
-)
+from viewcopy.exercise.locking import LockError, LockRecord, LockStatus, read_lock
 from viewcopy.exercise.next_ops import NextOp, draw
-from viewcopy.exercise.next_predictions import next_fingerprint, parse_next_predictions
+from viewcopy.exercise.next_predictions import NAME, parse_next_predictions
+from viewcopy.exercise.part_lock import lock_part, part_status, reveal_part
 from viewcopy.exercise.predictions import Prediction
+
+PART = "next"
 
 
 def hand_in_draw(record: LockRecord | None) -> tuple[NextOp, ...]:
@@ -36,26 +29,13 @@ def hand_in_draw(record: LockRecord | None) -> tuple[NextOp, ...]:
     return draw(record.fingerprint)
 
 
+def answers(parsed: Mapping[str, Prediction]) -> dict[str, list[str]]:
+    return {i: [p.verdict, p.rule] for i, p in parsed.items()}
+
+
 def next_status(parsed: Mapping[str, Prediction], record: LockRecord | None) -> LockStatus:
     """Where parsed NEXT_PREDICTIONS stand against their lock: locked, changed or missing."""
-    locked = (record.next or {}) if record else {}
-    if not locked:
-        return LockStatus("missing", "No lock of NEXT_PREDICTIONS: they count for nothing.")
-    if locked.get("fingerprint") == next_fingerprint(parsed):
-        reason = f"Locked at {locked['locked_at']}, unchanged since."
-        return LockStatus("locked", reason, (), record)
-    before = locked.get("predictions", {})
-    changed = tuple(
-        i for i in sorted(set(before) | set(parsed))
-        if before.get(i) != ([parsed[i].verdict, parsed[i].rule] if i in parsed else None)
-    )  # fmt: skip
-    return LockStatus(
-        "changed",
-        f"Changed after the lock of {locked['locked_at']} (ids {', '.join(changed)}): "
-        "next predictions changed after locking count for nothing.",
-        changed,
-        record,
-    )
+    return part_status(PART, answers(parsed), record, NAME)
 
 
 def lock_next(value: object, directory=None) -> tuple[dict[str, Prediction], LockStatus]:
@@ -63,23 +43,7 @@ def lock_next(value: object, directory=None) -> tuple[dict[str, Prediction], Loc
     record = read_lock(directory)
     ops = hand_in_draw(record)
     parsed = parse_next_predictions(value, [op.id for op in ops])
-    current = next_status(parsed, record)
-    if autograding() or current.state == "locked":
-        return parsed, current
-    if (record.next or {}).get("revealed_at"):
-        raise LockError(
-            f"NEXT_PREDICTIONS changed after their reveal of {record.next['revealed_at']}: the "
-            "lock keeps what you predicted before looking; put them back to see the reveal again."
-        )
-    locked = {
-        "fingerprint": next_fingerprint(parsed),
-        "locked_at": now(),
-        "ids": [op.id for op in ops],
-        "predictions": {i: [p.verdict, p.rule] for i, p in parsed.items()},
-        "revealed_at": None,
-    }
-    save(replace(record, next=locked), directory)
-    return parsed, next_status(parsed, read_lock(directory))
+    return parsed, lock_part(PART, answers(parsed), record, directory, NAME)
 
 
 def verify_next_for_reveal(
@@ -89,12 +53,5 @@ def verify_next_for_reveal(
     record = read_lock(directory)
     ops = hand_in_draw(record)
     parsed = parse_next_predictions(value, [op.id for op in ops])
-    current = next_status(parsed, record)
-    if current.state == "missing":
-        raise LockError("Nothing is locked yet: run the lock_next cell before reveal_next.")
-    if current.state == "changed":
-        raise LockError(f"{current.reason} Lock again (allowed until reveal_next), then reveal.")
-    if not autograding() and not record.next.get("revealed_at"):
-        save(replace(record, next={**record.next, "revealed_at": now()}), directory)
-        current = next_status(parsed, read_lock(directory))
-    return parsed, current, ops
+    status = reveal_part(PART, answers(parsed), record, directory, NAME, "lock_next")
+    return parsed, status, ops

@@ -6,8 +6,6 @@ that decides it."""
 from __future__ import annotations
 
 import difflib
-import hashlib
-import json
 from collections.abc import Iterable, Mapping
 
 from viewcopy.exercise.predictions import (
@@ -66,9 +64,3 @@ def _entry_problems(key: str, entry: object) -> list[str]:
 
 def _ids(ids: Iterable[str]) -> str:
     return ", ".join(map(str, ids))
-
-
-def next_fingerprint(parsed: Mapping[str, Prediction]) -> str:
-    """A SHA-256 over the normalized next predictions."""
-    canonical = {i: [p.verdict, p.rule] for i, p in sorted(parsed.items())}
-    return hashlib.sha256(json.dumps(canonical, sort_keys=True).encode()).hexdigest()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.next_ops import measure_pool
+from viewcopy.exercise.production import copy_lines, forward_listing
 
 
 def measured_predictions(rule: str = "") -> dict[int, tuple[str, str]]:
@@ -44,3 +45,9 @@ def measured_next_predictions(next_ops: dict[str, tuple[str, str]]) -> dict[str,
             why = f"{shares} the parent's storage; strides {evidence.stride}"
         out[op_id] = (evidence.verdict, why)
     return out
+
+
+def measured_production() -> dict[int, str]:
+    """The master's PRODUCTION: each line of the forward as the dispatcher shows it."""
+    copying = copy_lines()
+    return {n: "copy" if n in copying else "no copy" for n, _ in forward_listing()}

@@ -35,6 +35,7 @@ from viewcopy.course.handin import (
     HandIn,
     read_handin,
     read_next,
+    read_production,
 )
 from viewcopy.course.lock_policy import LockPolicy
 from viewcopy.engine.devices import available_devices
@@ -42,6 +43,7 @@ from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import ItemTruth, measured_truth
 from viewcopy.exercise.next_ops import measure_pool
 from viewcopy.exercise.predictions import VERDICT_CHOICES
+from viewcopy.exercise.production import copy_lines, forward_listing
 from viewcopy.exercise.scoring import (
     CARD,
     PASS_MARK,
@@ -196,6 +198,8 @@ class ClassReport:
     """What answering the most frequent verdict to all twenty scores, measured here."""
     transfer: tuple[FamilyTransfer, ...] = ()
     """Per family, the class's share right on the twenty against on the next ops."""
+    thought_free: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
+    """Each line of the production forward that copies: (line, code, who said "no copy")."""
 
     @property
     def lock_counts(self) -> dict[str, int]:
@@ -260,6 +264,18 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
         scoring=scoring,
         base=base_rate(table),
         transfer=_transfer(students),
+        thought_free=_thought_free(course / "submitted", found, assignment),
+    )
+
+
+def _thought_free(submitted: Path, students: list[str], assignment: str):
+    """Per copying line of the production forward, the students who predicted it free."""
+    sheets = {s: read_production(submitted / s / assignment) for s in students}
+    copying = copy_lines()
+    return tuple(
+        (n, code, tuple(s for s, sheet in sheets.items() if sheet and sheet[str(n)] == "no copy"))
+        for n, code in forward_listing()
+        if n in copying
     )
 
 
@@ -416,7 +432,8 @@ def rows(report: ClassReport) -> Iterator[tuple[str, str, str, object]]:
     """Every number of the report as (section, key, measure, value): the CSV's rows.
 
     Sections: class (counts, the scoring policy, the base rate, the mean raw and balanced
-    scores), misconceptions (per item), lock (per state), transfer (per family: right and total
+    scores), misconceptions (per item), lock (per state), production (per copying line of the
+    forward: how many thought it free), transfer (per family: right and total
     on the twenty and on the next ops), student (lock, right, balanced, credited_right, passes,
     flag, next_right, memorised, totals), grades (gradebook score per cell; empty: graded by
     hand), grade_max, classify_runs, traps (per case), specificity (per question), problems.
@@ -447,6 +464,8 @@ def rows(report: ClassReport) -> Iterator[tuple[str, str, str, object]]:
             yield "misconceptions", key, f"said {verdict}", m.said.get(verdict, 0)
     for state, count in report.lock_counts.items():
         yield "lock", state, "students", count
+    for line, code, students in report.thought_free:
+        yield "production", f"{line} {code}", "thought_free", len(students)
     for f in report.transfer:
         yield "transfer", f.family, "twenty_right", f.twenty_right
         yield "transfer", f.family, "twenty_total", f.twenty_total
@@ -523,6 +542,11 @@ def terminal_summary(report: ClassReport) -> str:
             "; ".join(f"{f.family} ({f.twenty_share:.0%} -> {f.next_share:.0%})" for f in gaps)
             or "none"
         )
+    )
+    free = sorted(report.thought_free, key=lambda row: -len(row[2]))[:3]
+    lines.append(
+        "production lines thought free most: "
+        + ("; ".join(f"{n} {code} ({len(s)})" for n, code, s in free if s) or "none")
     )
     worst = sorted(report.misconceptions, key=lambda m: -m.wrong)[:5]
     lines.append(

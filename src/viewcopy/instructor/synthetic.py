@@ -30,7 +30,12 @@ from viewcopy.exercise import catalogue
 from viewcopy.exercise.locking import read_lock
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.next_lock import hand_in_draw
-from viewcopy.instructor.master import measured_next_predictions, measured_predictions
+from viewcopy.exercise.production import forward_listing
+from viewcopy.instructor.master import (
+    measured_next_predictions,
+    measured_predictions,
+    measured_production,
+)
 
 OPPOSITE = {"view": "copy", "copy": "view"}
 MEMORY = "the same as in the lecture's answers"
@@ -137,18 +142,34 @@ def rules_after(items: tuple[int, ...]) -> str:
     return "RULES_AFTER = {\n" + body + "}\n"
 
 
+def production_source(how: str) -> str:
+    """PRODUCTION as a student writes it: `measured` (right by the dispatcher) or `visible`
+    (only the copies one can see: `.contiguous()` and a `reshape` after a `transpose`)."""
+    if how == "measured":
+        sheet = measured_production()
+    else:
+        sheet = {
+            n: "copy" if "contiguous" in code or ("transpose" in code and "reshape" in code)
+            else "no copy"
+            for n, code in forward_listing()
+        }  # fmt: skip
+    lines = [f"    {n}: {verdict!r}," for n, verdict in sheet.items()]
+    return "PRODUCTION = {\n" + "\n".join(lines) + "\n}\n"
+
+
 def synthetic_class(repo: Path) -> list[Student]:
     """Ten profiles, each a distinct path through the grading policy (`repo`: the course
     repository, whose master holds the model classify)."""
     right = measured_predictions()
     table = measured_truth()
 
-    def filled(wrong=(), rules=(), classifier="storage", vague=()):
+    def filled(wrong=(), rules=(), classifier="storage", vague=(), production="measured"):
         return {
             "predictions": predictions_source(wrong_on(wrong, right, table)),
             "rules_after": rules_after(rules),
             **answers(vague),
             "classify": classify_source(classifier, repo),
+            "production_predictions": production_source(production),
         }
 
     typical_wrong, fifteen_wrong = (8, 14, 16), (3, 8, 12, 16, 20)
@@ -179,7 +200,7 @@ def synthetic_class(repo: Path) -> list[Student]:
         Student(
             "typical",
             "17/20, rules for 2 of 3 misses, one vague answer, pointer classify",
-            filled(typical_wrong, typical_wrong[:2], "storage_pointer", vague=(24,)),
+            filled(typical_wrong, typical_wrong[:2], "storage_pointer", (24,), "visible"),
             wrong_items=typical_wrong,
             classifier="storage_pointer",
         ),

@@ -7,14 +7,18 @@ This is the API the released notebook imports (`from viewcopy import notebook as
 from __future__ import annotations
 
 import html
+import io
 import os
 
 import pandas as pd
 import torch
 
 from viewcopy.course.assignment import ASSIGNMENT
+from viewcopy.display.cost_figure import cost_figure
 from viewcopy.display.next_sheet import NextSheet
+from viewcopy.display.production_sheet import ProductionSheet
 from viewcopy.display.spreadsheet import Spreadsheet
+from viewcopy.engine.cost import measure_costs
 from viewcopy.engine.devices import available_devices
 from viewcopy.engine.expressions import parent_factory
 from viewcopy.engine.layout import Layout
@@ -26,6 +30,13 @@ from viewcopy.exercise.next_lock import lock_next as lock_next_predictions
 from viewcopy.exercise.next_ops import measure_pool
 from viewcopy.exercise.next_predictions import NAME as NEXT_NAME
 from viewcopy.exercise.predictions import PredictionError
+from viewcopy.exercise.production import NAME as PRODUCTION_NAME
+from viewcopy.exercise.production import (
+    forward_listing,
+    profile_forward,
+    verify_production_for_profile,
+)
+from viewcopy.exercise.production import lock_production as lock_production_answers
 from viewcopy.exercise.written import unwritten_reason
 from viewcopy.notebook import colab
 
@@ -160,6 +171,43 @@ def reveal_next(next_predictions: object, *, directory=None) -> NextSheet:
     parsed, state, ops = verify_next_for_reveal(next_predictions, directory)
     measured = measure_pool()
     return NextSheet(ops, parsed, state, {op.id: measured[op.id] for op in ops})
+
+
+def what_did_you_pay() -> None:
+    """Question 25, measured on every device here: permute, permute then contiguous, channels-last,
+    and a conv on NCHW against channels-last, against the machine's own copy bandwidth."""
+    from IPython.display import Image, display
+
+    for device in available_devices():
+        report = measure_costs(device)
+        display(report.table())
+        picture = io.BytesIO()
+        cost_figure(report).savefig(picture, format="png", dpi=100)
+        display(Image(data=picture.getvalue()))
+
+
+def show_production() -> None:
+    """The production model's forward, numbered, and a PRODUCTION template."""
+    listing = forward_listing()
+    width = len(str(len(listing)))
+    print("\n".join(f"{n:>{width}}  {code}" for n, code in listing))
+    template = "".join(f"    {n}: '',  # {code}\n" for n, code in listing)
+    print(f"\nWrite, for every line, 'copy' or 'no copy':\nPRODUCTION = {{\n{template}}}")
+
+
+def lock_production(production: object, *, directory=None) -> ProductionSheet:
+    """Validate PRODUCTION and lock it, the profile hidden. PredictionError or LockError."""
+    if (reason := unwritten_reason(production, PRODUCTION_NAME)) is not None:
+        raise PredictionError([(PRODUCTION_NAME, reason)], PRODUCTION_NAME)
+    answers, state = lock_production_answers(production, directory)
+    return ProductionSheet(answers, state)
+
+
+def profile_production(production: object, *, directory=None, device: str = "cpu"):
+    """Profile the forward and charge every copy kernel to its line: count, bytes, time, and the
+    copies' share of the forward; refuses (LockError) unless PRODUCTION is what was locked."""
+    answers, state = verify_production_for_profile(production, directory)
+    return ProductionSheet(answers, state, profile_forward(device))
 
 
 def course_lock_service() -> ServiceLock | None:

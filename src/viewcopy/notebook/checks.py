@@ -30,6 +30,13 @@ from viewcopy.exercise.predictions import (
     parse_predictions,
     rule_problem,
 )
+from viewcopy.exercise.production import NAME as PRODUCTION_NAME
+from viewcopy.exercise.production import (
+    copy_lines,
+    forward_listing,
+    parse_production,
+    production_status,
+)
 from viewcopy.exercise.scoring import POLICIES, judge_prediction, score_sheet
 from viewcopy.exercise.written import ComputedSheet, unwritten_reason
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
@@ -43,6 +50,7 @@ __all__ = [
     "judged_outside",
     "local_lock",
     "next_credit",
+    "production_credit",
     "on_devices",
     "prediction_credit",
     "rules_after_credit",
@@ -196,6 +204,36 @@ def next_credit(next_predictions: object, *, points: float = 4) -> float:
     credit = round(points * share, 4) if lock.state == "locked" else 0.0
     print(f"Credit: {credit:g}/{points:g}")
     return Credit(credit, record)
+
+
+def production_credit(production: object, *, points: float = 2) -> float:
+    """Credit in proportion to the forward's lines predicted right (copy or no copy), locked
+    before the profile; none if changed after its lock, never locked, or not written out."""
+    record = {"check": "production_credit", "production": encode(production)}
+    if (reason := _not_written(production, PRODUCTION_NAME)) is not None:
+        print(f"{reason}\nCredit: 0/{points:g}")
+        return Credit(0.0, record)
+    try:
+        answers = parse_production(production)
+    except PredictionError as exc:
+        print(f"{exc}\nCredit: 0/{points:g}")
+        return Credit(0.0, record)
+    lock = production_status(answers, read_lock(_OUTSIDE[-1][1] if _OUTSIDE else None))
+    copying = copy_lines()
+    listing = forward_listing()
+    wrong = [(n, code) for n, code in listing if answers[str(n)] != _measured(n, copying)]
+    print(f"{len(listing) - len(wrong)}/{len(listing)} lines of the forward predicted right.")
+    print(lock.reason)
+    for n, code in wrong:
+        print(f"  line {n} {code}: you said {answers[str(n)]!r}; measured {_measured(n, copying)}")
+    share = (len(listing) - len(wrong)) / len(listing)
+    credit = round(points * share, 4) if lock.state == "locked" else 0.0
+    print(f"Credit: {credit:g}/{points:g}")
+    return Credit(credit, record)
+
+
+def _measured(number: int, copying: frozenset[int]) -> str:
+    return "copy" if number in copying else "no copy"
 
 
 def _rule_after_problem(rule: object) -> str | None:

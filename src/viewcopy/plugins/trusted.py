@@ -22,17 +22,18 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
-from viewcopy.course.assignment import NEXT_PREDICTIONS_CELL
+from viewcopy.course.assignment import NEXT_PREDICTIONS_CELL, PRODUCTION_CELL
 from viewcopy.course.handin import written_sheet
 from viewcopy.course.lock_policy import LockPolicy, judge_lock
 from viewcopy.exercise.locking import LockStatus, read_lock
 from viewcopy.exercise.next_predictions import NAME as NEXT_NAME
+from viewcopy.exercise.production import NAME as PRODUCTION_NAME
 from viewcopy.notebook import checks, records
 
 MAX_RECORD_BYTES = 1_000_000
 CHECKS = (
     "prediction_credit", "rules_after_credit", "specificity_credit", "classify_credit",
-    "next_credit",
+    "next_credit", "production_credit",
 )  # fmt: skip
 
 
@@ -47,6 +48,7 @@ class TrustedCredit(NbGraderPreprocessor):
         sheets = {
             "predictions": written_sheet(nb),
             "next_predictions": written_sheet(nb, NEXT_PREDICTIONS_CELL, NEXT_NAME),
+            "production": written_sheet(nb, PRODUCTION_CELL, PRODUCTION_NAME),
         }
 
         def lock(parsed) -> LockStatus:

@@ -1,0 +1,89 @@
+"""`viewcopy copies` on a small script, measured side by side in one run and printed as ratios.
+
+1. `copies_in(script)` (the script under the profiler, every torch call marked with its line)
+   against running the same script plainly with runpy: the price of looking.
+2. Each copying line's effective bandwidth (the bytes its copies wrote / their time, as the report
+   gives them) against this machine's contiguous copy bandwidth measured in the same run: a plain
+   `dst.copy_(src)` of a large contiguous float32 tensor, median of several.
+
+Run: .venv/bin/python benchmarks/bench_copies.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import runpy
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+from viewcopy.engine.copies import copies_in
+
+SCRIPT = """\
+import torch
+x = torch.randn(1024, 1024)
+idx = torch.randperm(1024)
+t = x.t().contiguous()
+half = x.to(torch.float16)
+twin = x.clone()
+both = torch.cat([x, x])
+rows = x[idx]
+out = torch.empty(1024, 512); out.copy_(x[:, ::2])
+"""
+REFERENCE_ELEMENTS = 2**25
+"""128 MiB of float32: larger than the caches, so the reference copy runs at memory speed."""
+
+
+def median_seconds(work: Callable[[], object], repeat: int) -> float:
+    """Median wall time of `repeat` calls, after one warm-up call."""
+    work()
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        work()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def contiguous_copy_bandwidth(repeat: int) -> float:
+    """Bytes per second of `dst.copy_(src)` on a large contiguous float32 tensor (median)."""
+    src = torch.randn(REFERENCE_ELEMENTS)
+    dst = torch.empty_like(src)
+    seconds = median_seconds(lambda: dst.copy_(src), repeat)
+    return dst.numel() * dst.element_size() / seconds
+
+
+def row(name: str, mine: float, base: float, unit: str, target: str = "") -> str:
+    return (
+        f"{name:<44} {mine:>10.2f} {unit:<4} vs {base:>10.2f} {unit:<4}"
+        f"  ratio {mine / base:6.2f}x  {target}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    repeat = parser.parse_args().repeat
+
+    with tempfile.TemporaryDirectory() as folder:
+        script = Path(folder) / "step.py"
+        script.write_text(SCRIPT)
+        profiled = median_seconds(lambda: copies_in(script), repeat)
+        plain = median_seconds(lambda: runpy.run_path(str(script), run_name="__main__"), repeat)
+        lines = copies_in(script)
+    reference = contiguous_copy_bandwidth(repeat) / 1e9
+
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; median of {repeat}\n")
+    print(row("viewcopy copies, against the script plainly", profiled * 1e3, plain * 1e3, "ms"))
+    print(f"\ncopy bandwidth, against contiguous dst.copy_(src) ({reference:.2f} GB/s)")
+    for line in lines:
+        bandwidth = line.bytes / (line.time_us * 1e-6) / 1e9
+        print(row(f"  {line.line}: {line.code}"[:44], bandwidth, reference, "GB/s"))
+
+
+if __name__ == "__main__":
+    main()

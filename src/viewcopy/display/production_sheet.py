@@ -1,0 +1,74 @@
+"""The production model's sheet: each line of its forward, the student's prediction and, once
+profiled, what it dispatched: copy kernels, bytes, time, and the copies' share of the forward."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass
+
+import pandas as pd
+
+from viewcopy.display.spreadsheet import RIGHT, WRONG
+from viewcopy.exercise.locking import OUTPUT_KEY, LockStatus
+from viewcopy.exercise.production import ProductionProfile, forward_listing
+
+
+@dataclass(frozen=True)
+class ProductionSheet:
+    """PRODUCTION against the profiled forward (None before `profile_production`)."""
+
+    predictions: Mapping[str, str]
+    lock: LockStatus
+    profile: ProductionProfile | None = None
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        rows = []
+        for number, code in forward_listing():
+            row = {"line": number, "code": code, "prediction": self.predictions[str(number)]}
+            if self.profile is not None:
+                copies = self.profile.lines.get(number)
+                row["measured"] = self.profile.verdict(number)
+                row["correct"] = "yes" if row["measured"] == row["prediction"] else "no"
+                row["kernels"] = ", ".join(copies.kernels) if copies else ""
+                row["count"] = copies.count if copies else 0
+                row["bytes"] = copies.bytes if copies else 0
+                row["time_us"] = round(copies.seconds * 1e6, 1) if copies else 0.0
+            rows.append(row)
+        return pd.DataFrame(rows).set_index("line")
+
+    def headline(self) -> str:
+        if self.profile is None:
+            return f"PRODUCTION locked; the profile is hidden. {self.lock.reason}"
+        frame = self.frame
+        right, share = (
+            (frame["correct"] == "yes").sum(),
+            self.profile.copy_s / self.profile.forward_s,
+        )
+        return (
+            f"{right}/{len(frame)} lines predicted correctly. Copies: "
+            f"{int(frame['count'].sum())} kernels, {int(frame['bytes'].sum())} bytes, "
+            f"{self.profile.copy_s * 1e6:.0f} µs of a {self.profile.forward_s * 1e6:.0f} µs "
+            f"forward ({share:.0%}) on {self.profile.device}. {self.lock.reason}"
+        )
+
+    def _repr_html_(self) -> str:
+        styler = self.frame.style.set_properties(**{"text-align": "left"})
+        if self.profile is not None:
+            styler = styler.apply(
+                lambda row: (
+                    [f"background-color: {RIGHT if row['correct'] == 'yes' else WRONG}"] * len(row)
+                ),
+                axis=1,
+            )
+        return f"<p><b>{html.escape(self.headline())}</b></p>{styler.to_html()}"
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """HTML and text, with the lock record in the output's metadata (as the twenty's)."""
+        data = {"text/html": self._repr_html_(), "text/plain": repr(self)}
+        record = self.lock.record
+        return data, ({OUTPUT_KEY: asdict(record)} if record else {})
+
+    def __repr__(self) -> str:
+        return f"{self.headline()}\n{self.frame.to_string()}"

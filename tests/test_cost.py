@@ -1,0 +1,82 @@
+"""What a copy costs, measured on CPU: bytes against numel x itemsize, kernels, times, figure."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from viewcopy.display.cost_figure import cost_figure
+from viewcopy.engine import cost
+from viewcopy.engine.cost import measure_costs
+from viewcopy.engine.devices import DeviceUnavailable
+
+SHAPE = (2, 8, 16, 16)
+NBYTES = math.prod(SHAPE) * torch.empty(SHAPE).element_size()
+"""The activation's bytes, computed without the code under test."""
+COPIES = ("x.permute(0, 2, 3, 1).contiguous()", "x.contiguous(memory_format=torch.channels_last)")
+CONVS = ("F.conv2d(x, w, padding=1)", "F.conv2d(x_cl, w_cl, padding=1)")
+
+
+@pytest.fixture(scope="module")
+def report():
+    return measure_costs("cpu", shape=SHAPE, repeats=3)
+
+
+def row(report, code):
+    (found,) = [r for r in report.rows if r.code == code]
+    return found
+
+
+def test_the_permute_is_a_view_that_allocates_nothing(report):
+    view = row(report, "x.permute(0, 2, 3, 1)")
+    assert view.bytes_allocated == 0
+    assert view.copy_kernels == ()
+
+
+@pytest.mark.parametrize("code", COPIES)
+def test_each_copy_allocates_the_activation_once_through_a_copy_kernel(report, code):
+    copy = row(report, code)
+    assert copy.bytes_allocated == NBYTES
+    assert {"aten::copy_", "aten::clone"} & set(copy.copy_kernels)
+
+
+@pytest.mark.parametrize("code", CONVS)
+def test_each_conv_allocates_its_output(report, code):
+    assert row(report, code).bytes_allocated == NBYTES
+
+
+def test_times_bandwidths_and_the_floor(report):
+    assert report.floor_gbs > 0
+    assert row(report, "dst.copy_(x)").bandwidth_gbs == report.floor_gbs
+    for r in report.rows:
+        assert r.median_s > 0
+        assert r.of_floor == pytest.approx(r.bandwidth_gbs / report.floor_gbs)
+
+
+def test_the_table_has_one_line_per_row(report):
+    table = report.table()
+    assert list(table["code"]) == [r.code for r in report.rows]
+    assert report.shape == SHAPE and report.scaled_from is None
+
+
+def test_a_slow_cpu_scales_the_batch_down_and_says_so(monkeypatch):
+    monkeypatch.setattr(cost, "CPU_CONV_BUDGET_S", 0.0)
+    scaled = measure_costs("cpu", shape=SHAPE, repeats=1)
+    assert scaled.shape == (1, *SHAPE[1:])
+    assert scaled.scaled_from == SHAPE
+    assert row(scaled, COPIES[0]).bytes_allocated == NBYTES // SHAPE[0]
+
+
+def test_the_figure_has_two_panels_with_a_bar_per_row(report):
+    figure = cost_figure(report)
+    assert len(figure.axes) == 2
+    for axes in figure.axes:
+        assert len(axes.patches) == len(report.rows)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is present: cuda is measurable")
+def test_cuda_without_cuda_is_refused():
+    with pytest.raises(DeviceUnavailable):
+        measure_costs("cuda", shape=SHAPE, repeats=1)
