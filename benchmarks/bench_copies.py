@@ -1,8 +1,10 @@
 """`viewcopy copies` on a small script, measured side by side in one run and printed as ratios.
 
-1. `copies_in(script)` (the script under the profiler, every torch call marked with its line)
+1. `copies_in(script)` (the script under the profiler, each of its lines a profiler range)
    against running the same script plainly with runpy: the price of looking.
-2. Each copying line's effective bandwidth (the bytes its copies wrote / their time, as the report
+2. The production model's forward traced line by line (what `lab.profile_production` runs)
+   against the plain forward: the profiler's overhead (target: at most 3x).
+3. Each copying line's effective bandwidth (the bytes its copies wrote / their time, as the report
    gives them) against this machine's contiguous copy bandwidth measured in the same run: a plain
    `dst.copy_(src)` of a large contiguous float32 tensor, median of several.
 
@@ -12,6 +14,7 @@ Run: .venv/bin/python benchmarks/bench_copies.py [--repeat N]
 from __future__ import annotations
 
 import argparse
+import inspect
 import runpy
 import statistics
 import tempfile
@@ -22,6 +25,9 @@ from pathlib import Path
 import torch
 
 from viewcopy.engine.copies import copies_in
+from viewcopy.engine.copy_trace import trace_copies
+from viewcopy.engine.quiet import captured_fd2
+from viewcopy.exercise.production import TinyVisionTransformer, build
 
 SCRIPT = """\
 import torch
@@ -76,9 +82,18 @@ def main() -> None:
         plain = median_seconds(lambda: runpy.run_path(str(script), run_name="__main__"), repeat)
         lines = copies_in(script)
     reference = contiguous_copy_bandwidth(repeat) / 1e9
+    model, images = build()
+    source = inspect.getsourcefile(TinyVisionTransformer.forward)
+    with torch.no_grad(), captured_fd2():
+        traced = median_seconds(lambda: trace_copies(lambda: model(images), source), repeat)
+        forward = median_seconds(lambda: model(images), repeat)
 
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads; median of {repeat}\n")
     print(row("viewcopy copies, against the script plainly", profiled * 1e3, plain * 1e3, "ms"))
+    print(
+        row("profiled production forward, against plain", traced * 1e3, forward * 1e3, "ms")
+        + "  target <= 3x"
+    )
     print(f"\ncopy bandwidth, against contiguous dst.copy_(src) ({reference:.2f} GB/s)")
     for line in lines:
         bandwidth = line.bytes / (line.time_us * 1e-6) / 1e9
