@@ -26,7 +26,6 @@ import torch
 
 from viewcopy.engine.copies import copies_in
 from viewcopy.engine.copy_trace import trace_copies
-from viewcopy.engine.quiet import captured_fd2
 from viewcopy.exercise.production import TinyVisionTransformer, build
 
 SCRIPT = """\
@@ -84,7 +83,7 @@ def main() -> None:
     reference = contiguous_copy_bandwidth(repeat) / 1e9
     model, images = build()
     source = inspect.getsourcefile(TinyVisionTransformer.forward)
-    with torch.no_grad(), captured_fd2():
+    with torch.no_grad():
         traced = median_seconds(lambda: trace_copies(lambda: model(images), source), repeat)
         forward = median_seconds(lambda: model(images), repeat)
 

@@ -79,3 +79,8 @@ def test_bad_production_names_every_problem_and_it_comes_after_the_twenty(reveal
     assert "3 problems in PRODUCTION" in text and "line 99" in text and "'maybe'" in text
     with pytest.raises(LockError, match="Lock and reveal the twenty first"):
         viewcopy.lock_production(measured_production(), directory=tmp_path / "elsewhere")
+
+
+def test_profiling_the_forward_writes_nothing_to_stderr(capfd):
+    profile_forward(repeats=1)
+    assert capfd.readouterr().err == ""  # a graded cell that writes to stderr scores 0

@@ -20,7 +20,6 @@ import torch
 
 from viewcopy.engine.copy_trace import trace_copies
 from viewcopy.engine.devices import DeviceUnavailable, available_devices
-from viewcopy.engine.quiet import captured_fd2
 
 MARK = "viewcopy.line:"
 COPY_COLUMNS: tuple[str, ...] = ("line", "code", "kernels", "count", "bytes", "time_us")
@@ -54,9 +53,9 @@ def copies_in(path: Path, device: str = "cpu") -> list[CopyLine]:
     _check_device(device)
     script = Path(path).resolve()
     lines = _source_lines(script)
-    with _as_main(script, device), captured_fd2() as fd2:
-        error, by_line = trace_copies(lambda: _run(script), script, device)
-    for line in fd2:
+    with _as_main(script, device):
+        error, by_line, said = trace_copies(lambda: _run(script), script, device)
+    for line in said:
         if not line.startswith("USDT:"):
             print(line, file=sys.stderr)
     if error is not None:

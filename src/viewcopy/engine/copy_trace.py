@@ -22,6 +22,7 @@ from pathlib import Path
 from torch.autograd.profiler import profile, record_function
 
 from viewcopy.engine.profiling import COPY_KERNELS
+from viewcopy.engine.quiet import captured_fd2
 
 PREFIX = "viewcopy-line:"
 ITEMSIZE = {
@@ -74,12 +75,13 @@ def _line_ranges(filename: str):
 
 
 def trace_copies(call: Callable[[], object], filename: str | Path, device: str = "cpu"):
-    """Run `call` under the profiler and return (its value, the copies by line of `filename`).
-    The profiler writes `USDT:` lines to descriptor 2: callers capture it (engine.quiet)."""
+    """Run `call` under the profiler; return its value, the copies by line of `filename`, and
+    what was written to descriptor 2 meanwhile (the profiler's `USDT:` lines, and whatever the
+    call wrote there: nothing reaches the real stderr, so graded cells stay silent)."""
     target = str(Path(filename).resolve())
     use_device = None if device == "cpu" else device
     watch = profile(record_shapes=True, profile_memory=True, use_device=use_device)
-    with watch as prof, _line_ranges(target):
+    with captured_fd2() as said, watch as prof, _line_ranges(target):
         value = call()
     lines: dict[int, LineCopies] = {}
     for event in prof.function_events:
@@ -94,7 +96,7 @@ def trace_copies(call: Callable[[], object], filename: str | Path, device: str =
         row.bytes += _bytes_written(event)
         total = event.device_time_total if use_device else event.cpu_time_total
         row.seconds += total / 1e6
-    return value, dict(sorted(lines.items()))
+    return value, dict(sorted(lines.items())), said
 
 
 def _inside_copy(event) -> bool:

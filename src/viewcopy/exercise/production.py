@@ -99,9 +99,7 @@ def profile_forward(device: str = "cpu", repeats: int = 5) -> ProductionProfile:
             model(images)
             synchronize(device)
             times.append(time.perf_counter() - began)
-        _, traced = trace_copies(
-            lambda: model(images), inspect.getsourcefile(model.forward), device
-        )
+        _, traced, _ = trace_copies(lambda: model(images), _source(), device)
     lines = {number - start: row for number, row in traced.items()}
     return ProductionProfile(device, lines, statistics.median(times))
 
@@ -112,10 +110,12 @@ def copy_lines(device: str = "cpu") -> frozenset[int]:
     model, images = build(device)
     _, start = inspect.getsourcelines(TinyVisionTransformer.forward)
     with torch.no_grad():
-        _, traced = trace_copies(
-            lambda: model(images), inspect.getsourcefile(model.forward), device
-        )
+        _, traced, _ = trace_copies(lambda: model(images), _source(), device)
     return frozenset(number - start for number in traced)
+
+
+def _source() -> str:
+    return inspect.getsourcefile(TinyVisionTransformer.forward)
 
 
 def parse_production(value: object) -> dict[str, str]:
