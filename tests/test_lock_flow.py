@@ -142,3 +142,36 @@ def test_without_a_service_grading_judges_the_lock_file_as_before(workdir, monke
     assert judge_lock(LockPolicy(), parse_predictions(peeked), record, "a", ASSIGNMENT).state == (
         "changed"
     )
+
+
+def test_the_next_ops_lock_goes_through_the_service_and_grading_holds_it(service, student):
+    from viewcopy import notebook as lab
+    from viewcopy.course.lock_policy import judge_part_lock
+    from viewcopy.exercise.locking import save
+    from viewcopy.exercise.next_lock import answers
+    from viewcopy.exercise.next_predictions import parse_next_predictions
+    from viewcopy.instructor.master import measured_next_predictions
+
+    data, _ = service
+    right, _ = sheets()
+    viewcopy.lock(right)
+    viewcopy.reveal(right)
+    sheet = measured_next_predictions(lab.next_ops())
+    assert "Verified by the course's lock service" in viewcopy.lock_next(sheet).headline()
+    viewcopy.reveal_next(sheet)
+    served = student_locks(data, student, f"{ASSIGNMENT}/next")
+    assert served.revealed_at and served.locked_before_reveal
+    first = next(iter(sheet))
+    other = {"view": "copy", "copy": "view", "error": "view"}[sheet[first][0]]
+    edited = {**sheet, first: (other, "the storage was shared after all")}
+    save(replace(read_lock(), next=None), None)  # the deletion cheat, for the next ops
+    with pytest.raises(LockError, match="refused this lock"):
+        viewcopy.lock_next(edited)
+
+    def judged(value):
+        stored = answers(parse_next_predictions(value, list(sheet)))
+        policy = LockPolicy(data)
+        return judge_part_lock(policy, "next", stored, read_lock(), student, ASSIGNMENT, "N")
+
+    assert (judged(edited).state, judged(edited).trust) == ("changed", VERIFIED)
+    assert (judged(sheet).state, judged(sheet).trust) == ("locked", VERIFIED)

@@ -19,6 +19,8 @@ from pathlib import Path
 from viewcopy.course.assignment import course_config
 from viewcopy.course.lock_store import load_key, student_locks
 from viewcopy.exercise.locking import LockRecord, LockStatus, compare
+from viewcopy.exercise.part_lock import fingerprint as part_fingerprint
+from viewcopy.exercise.part_lock import part_status
 from viewcopy.exercise.predictions import Prediction, fingerprint
 from viewcopy.exercise.receipts import ForgedReceipt, verify
 
@@ -57,24 +59,78 @@ def judge_lock(
     assignment: str,
 ) -> LockStatus:
     """Where the hand-in's predictions stand against the lock the course can prove."""
+    local = compare(parsed, record)
     if policy.service_data is None:
-        return compare(parsed, record)
+        return local
     served = student_locks(policy.service_data, student, assignment)
     if served is not None and served.locked_before_reveal is not None:
-        return _against_service(parsed, record, served)
+        locked_fingerprint = served.locked_before_reveal[0]
+        same = fingerprint(parsed) == locked_fingerprint
+        changed = local.changed_items if _is(record, locked_fingerprint) else ()
+        return _served(same, served, record, "predictions", changed)
+    receipts = record.receipts if record else []
+    locked = record.fingerprint if record else None
+    return _unserved(policy, local, receipts, locked, student, assignment, record)
+
+
+def judge_part_lock(
+    policy: LockPolicy,
+    part: str,
+    answers: Mapping[str, list[str]],
+    record: LockRecord | None,
+    student: str,
+    assignment: str,
+    label: str,
+) -> LockStatus:
+    """The same judgment for a later part's lock (`next`, `production`): its own record in the
+    lock file, and the service's record of `<assignment>/<part>`."""
+    local = part_status(part, answers, record, label)
+    if policy.service_data is None:
+        return local
+    name = f"{assignment}/{part}"
+    served = student_locks(policy.service_data, student, name)
+    if served is not None and served.locked_before_reveal is not None:
+        same = part_fingerprint(answers) == served.locked_before_reveal[0]
+        return _served(same, served, record, label, local.changed_items)
+    locked = getattr(record, part, None) or {}
+    receipts, fingerprint_locked = locked.get("receipts", []), locked.get("fingerprint")
+    return _unserved(policy, local, receipts, fingerprint_locked, student, name, record)
+
+
+def _served(same: bool, served, record, what: str, changed: tuple) -> LockStatus:
+    """The verdict when the service recorded a lock: it, not the hand-in, decides."""
+    locked_at = served.locked_before_reveal[1]
+    when = f"at {locked_at}" + (f", revealed at {served.revealed_at}" if served.revealed_at else "")
+    refused = f"; it refused {served.refused} lock(s) after the reveal" if served.refused else ""
+    if same:
+        return LockStatus(
+            "locked",
+            f"Locked {when} (server times of the course's lock service), unchanged since"
+            f"{refused}.",
+            record=record, trust=VERIFIED,
+        )  # fmt: skip
+    return LockStatus(
+        "changed",
+        f"Changed after the lock: the course's lock service recorded the lock {when}, and these "
+        f"{what} differ from it{refused}. Answers changed after locking count for nothing.",
+        changed, record, VERIFIED,
+    )  # fmt: skip
+
+
+def _unserved(policy, local, receipts, locked, student, name, record) -> LockStatus:
+    """The verdict when the service has no record: the hand-in's receipts, else not verified."""
     try:
-        verified = _receipted_lock(load_key(policy.service_data), record, student, assignment)
+        verified = _verified_lock(load_key(policy.service_data), receipts, locked, student, name)
     except ForgedReceipt as exc:
         return LockStatus(
             "forged", f"The lock's receipt is not the course's: {exc}. It earns nothing.",
             record=record, trust=FORGED,
         )  # fmt: skip
-    local = compare(parsed, record)
     if verified is not None and local.state == "locked":
         return replace(local, reason=f"Locked at {verified['at']} (the service's receipt).",
                        trust=VERIFIED)  # fmt: skip
     if local.state != "locked":
-        return replace(local, trust=NOT_VERIFIED if record else "")
+        return replace(local, trust=NOT_VERIFIED if locked else "")
     note = f"{local.reason} Not verified: the course's lock service has no record of this lock"
     if policy.unverified_earn_credit:
         return replace(local, reason=f"{note} (it counts; the class report flags it).",
@@ -85,43 +141,20 @@ def judge_lock(
     )  # fmt: skip
 
 
-def _against_service(parsed, record: LockRecord | None, served) -> LockStatus:
-    locked_fingerprint, locked_at = served.locked_before_reveal
-    when = f"at {locked_at}" + (f", revealed at {served.revealed_at}" if served.revealed_at else "")
-    refused = (
-        f"; it refused {served.refused} lock(s) after the reveal" if served.refused else ""
-    )
-    if fingerprint(parsed) == locked_fingerprint:
-        return LockStatus(
-            "locked",
-            f"Locked {when} (server times of the course's lock service), unchanged since"
-            f"{refused}.",
-            record=record, trust=VERIFIED,
-        )  # fmt: skip
-    changed = compare(parsed, record).changed_items if _is(record, locked_fingerprint) else ()
-    return LockStatus(
-        "changed",
-        f"Changed after the lock: the course's lock service recorded the lock {when}, and these "
-        f"predictions differ from it{refused}. Predictions changed after locking count for "
-        "nothing.",
-        changed, record, VERIFIED,
-    )  # fmt: skip
-
-
 def _is(record: LockRecord | None, locked_fingerprint: str) -> bool:
     return record is not None and record.fingerprint == locked_fingerprint
 
 
-def _receipted_lock(key: bytes, record, student: str, assignment: str) -> dict | None:
-    """The verified lock receipt of `record`, None when it has none; ForgedReceipt when any of
-    its receipts is edited, signed by another service, or another student's."""
-    if record is None:
-        return None
-    for receipt in record.receipts:
+def _verified_lock(key: bytes, receipts, locked: str | None, student: str, name: str):
+    """The verified receipt of the lock of fingerprint `locked`, None when there is none;
+    ForgedReceipt when any receipt is edited, signed by another service, or another's."""
+    lock = None
+    for receipt in receipts:
         payload = verify(key, receipt)
-        if (payload.get("student"), payload.get("assignment")) != (student, assignment):
+        if (payload.get("student"), payload.get("assignment")) != (student, name):
             raise ForgedReceipt(
                 f"it was issued to {payload.get('student')!r} for {payload.get('assignment')!r}"
             )
-    lock = record.receipt("lock")
-    return verify(key, lock) if lock else None
+        if payload.get("event") == "lock" and payload.get("fingerprint") == locked:
+            lock = payload
+    return lock

@@ -194,7 +194,11 @@ class ServiceLock:
             return cls(None, assignment, str(exc))
         return cls(client, assignment) if client else None
 
-    def ask(self, event: str, parsed: Mapping[int, Prediction]) -> tuple[dict | None, str]:
+    def for_part(self, part: str) -> ServiceLock:
+        """The same service for a later part of the lab: its own lock (`view_or_copy/next`)."""
+        return replace(self, assignment=f"{self.assignment}/{part}")
+
+    def ask(self, event: str, fingerprint: str) -> tuple[dict | None, str]:
         """The service's receipt of a lock or a reveal, or why there is none. LockError when the
         service refuses it on the merits (a lock after the reveal, a reveal of other
         predictions)."""
@@ -202,7 +206,7 @@ class ServiceLock:
             return None, self.problem
         try:
             call = self.client.lock if event == "lock" else self.client.reveal
-            return call(self.assignment, fingerprint(parsed)), ""
+            return call(self.assignment, fingerprint), ""
         except ServiceRefused as exc:
             if exc.status == 409:
                 raise LockError(
@@ -257,7 +261,7 @@ def lock_predictions(
         return parsed, current  # a lock never registers with the service after a reveal
     if revealed and not master:
         raise LockError(_changed_after_reveal(current))
-    receipt, problem = service.ask("lock", parsed) if service else (None, "")
+    receipt, problem = service.ask("lock", fingerprint(parsed)) if service else (None, "")
     receipts = [receipt] if receipt else []
     if current.state == "locked":  # locked before, unverified: keep its time, add the receipt
         save(replace(current.record, receipts=receipts, not_verified=problem), directory)
@@ -289,10 +293,10 @@ def verify_for_reveal(
         return parsed, current
     receipts, problem = list(record.receipts), record.not_verified
     if service is not None and not record.receipt("lock"):
-        lock, problem = service.ask("lock", parsed)
+        lock, problem = service.ask("lock", fingerprint(parsed))
         receipts += [lock] if lock else []
     if service is not None and not problem:
-        reveal, problem = service.ask("reveal", parsed)
+        reveal, problem = service.ask("reveal", fingerprint(parsed))
         receipts += [reveal] if reveal else []
     revealed = replace(
         record, revealed_at=record.revealed_at or now(), receipts=receipts, not_verified=problem

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from viewcopy.exercise.locking import LockError, LockRecord, LockStatus, read_lock
+from viewcopy.exercise.locking import LockError, LockRecord, LockStatus, ServiceLock, read_lock
 from viewcopy.exercise.next_ops import NextOp, draw
 from viewcopy.exercise.next_predictions import NAME, parse_next_predictions
-from viewcopy.exercise.part_lock import lock_part, part_status, reveal_part
+from viewcopy.exercise.part_lock import lock_part, reveal_part
 from viewcopy.exercise.predictions import Prediction
 
 PART = "next"
@@ -33,25 +33,25 @@ def answers(parsed: Mapping[str, Prediction]) -> dict[str, list[str]]:
     return {i: [p.verdict, p.rule] for i, p in parsed.items()}
 
 
-def next_status(parsed: Mapping[str, Prediction], record: LockRecord | None) -> LockStatus:
-    """Where parsed NEXT_PREDICTIONS stand against their lock: locked, changed or missing."""
-    return part_status(PART, answers(parsed), record, NAME)
-
-
-def lock_next(value: object, directory=None) -> tuple[dict[str, Prediction], LockStatus]:
-    """Validate NEXT_PREDICTIONS against this hand-in's draw and lock them (until reveal_next)."""
+def lock_next(
+    value: object, directory=None, service: ServiceLock | None = None
+) -> tuple[dict[str, Prediction], LockStatus]:
+    """Validate NEXT_PREDICTIONS against this hand-in's draw and lock them (until reveal_next),
+    with the course's lock service when there is one."""
     record = read_lock(directory)
     ops = hand_in_draw(record)
     parsed = parse_next_predictions(value, [op.id for op in ops])
-    return parsed, lock_part(PART, answers(parsed), record, directory, NAME)
+    service = service.for_part(PART) if service else None
+    return parsed, lock_part(PART, answers(parsed), record, directory, NAME, service)
 
 
 def verify_next_for_reveal(
-    value: object, directory=None
+    value: object, directory=None, service: ServiceLock | None = None
 ) -> tuple[dict[str, Prediction], LockStatus, tuple[NextOp, ...]]:
     """Refuse to reveal the next ops unless NEXT_PREDICTIONS are exactly the locked ones."""
     record = read_lock(directory)
     ops = hand_in_draw(record)
     parsed = parse_next_predictions(value, [op.id for op in ops])
-    status = reveal_part(PART, answers(parsed), record, directory, NAME, "lock_next")
+    service = service.for_part(PART) if service else None
+    status = reveal_part(PART, answers(parsed), record, directory, NAME, "lock_next", service)
     return parsed, status, ops

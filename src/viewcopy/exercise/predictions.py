@@ -52,8 +52,7 @@ class PredictionError(StudentError):
         lines = [f"  {where}: {fix}" for where, fix in problems]
         count = f"{len(problems)} problem{'s' if len(problems) != 1 else ''}"
         super().__init__(
-            f"{count} in {name} (nothing was locked; your cell is unchanged):\n"
-            + "\n".join(lines)
+            f"{count} in {name} (nothing was locked; your cell is unchanged):\n" + "\n".join(lines)
         )
 
 

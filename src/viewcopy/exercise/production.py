@@ -20,8 +20,8 @@ from torch import nn
 
 from viewcopy.engine.copy_trace import LineCopies, trace_copies
 from viewcopy.engine.devices import synchronize
-from viewcopy.exercise.locking import LockError, LockRecord, LockStatus, read_lock
-from viewcopy.exercise.part_lock import lock_part, part_status, reveal_part
+from viewcopy.exercise.locking import LockError, LockRecord, LockStatus, ServiceLock, read_lock
+from viewcopy.exercise.part_lock import lock_part, reveal_part
 from viewcopy.exercise.predictions import PredictionError
 
 NAME = "PRODUCTION"
@@ -143,25 +143,26 @@ def parse_production(value: object) -> dict[str, str]:
     return {str(n): " ".join(value[n].lower().split()) for n in numbers}
 
 
-def production_status(answers: Mapping[str, str], record) -> LockStatus:
-    """Where parsed PRODUCTION stands against its lock: locked, changed or missing."""
-    return part_status(PART, _stored(answers), record, NAME)
-
-
-def lock_production(value: object, directory=None) -> tuple[dict[str, str], LockStatus]:
+def lock_production(
+    value: object, directory=None, service: ServiceLock | None = None
+) -> tuple[dict[str, str], LockStatus]:
     """Validate PRODUCTION and lock it (until the profile is shown); autograde only verifies."""
     answers = parse_production(value)
     record = _revealed_record(directory)
-    return answers, lock_part(PART, _stored(answers), record, directory, NAME)
+    service = service.for_part(PART) if service else None
+    return answers, lock_part(PART, _stored(answers), record, directory, NAME, service)
 
 
 def verify_production_for_profile(
-    value: object, directory=None
+    value: object, directory=None, service: ServiceLock | None = None
 ) -> tuple[dict[str, str], LockStatus]:
     """Refuse to profile unless PRODUCTION is exactly what was locked; mark the reveal."""
     answers = parse_production(value)
     record = _revealed_record(directory)
-    status = reveal_part(PART, _stored(answers), record, directory, NAME, "lock_production")
+    service = service.for_part(PART) if service else None
+    status = reveal_part(
+        PART, _stored(answers), record, directory, NAME, "lock_production", service
+    )
     return answers, status
 
 

@@ -161,14 +161,14 @@ def lock_next(next_predictions: object, *, directory=None) -> NextSheet:
     """
     if (reason := unwritten_reason(next_predictions, NEXT_NAME)) is not None:
         raise PredictionError([(NEXT_NAME, reason)], NEXT_NAME)
-    parsed, state = lock_next_predictions(next_predictions, directory)
+    parsed, state = lock_next_predictions(next_predictions, directory, course_lock_service())
     return NextSheet(hand_in_draw(read_lock(directory)), parsed, state)
 
 
 def reveal_next(next_predictions: object, *, directory=None) -> NextSheet:
     """Measure this hand-in's ten and show the truth, the evidence and each miss's diagram;
     refuses (LockError) unless NEXT_PREDICTIONS are exactly what was locked."""
-    parsed, state, ops = verify_next_for_reveal(next_predictions, directory)
+    parsed, state, ops = verify_next_for_reveal(next_predictions, directory, course_lock_service())
     measured = measure_pool()
     return NextSheet(ops, parsed, state, {op.id: measured[op.id] for op in ops})
 
@@ -199,14 +199,14 @@ def lock_production(production: object, *, directory=None) -> ProductionSheet:
     """Validate PRODUCTION and lock it, the profile hidden. PredictionError or LockError."""
     if (reason := unwritten_reason(production, PRODUCTION_NAME)) is not None:
         raise PredictionError([(PRODUCTION_NAME, reason)], PRODUCTION_NAME)
-    answers, state = lock_production_answers(production, directory)
+    answers, state = lock_production_answers(production, directory, course_lock_service())
     return ProductionSheet(answers, state)
 
 
 def profile_production(production: object, *, directory=None, device: str = "cpu"):
     """Profile the forward and charge every copy kernel to its line: count, bytes, time, and the
     copies' share of the forward; refuses (LockError) unless PRODUCTION is what was locked."""
-    answers, state = verify_production_for_profile(production, directory)
+    answers, state = verify_production_for_profile(production, directory, course_lock_service())
     return ProductionSheet(answers, state, profile_forward(device))
 
 

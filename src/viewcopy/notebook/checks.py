@@ -20,10 +20,13 @@ from viewcopy.engine import storage
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.locking import LockError, LockStatus, read_lock, status
 from viewcopy.exercise.measured import measured_truth
-from viewcopy.exercise.next_lock import hand_in_draw, next_status
+from viewcopy.exercise.next_lock import PART as NEXT_PART
+from viewcopy.exercise.next_lock import answers as next_answers
+from viewcopy.exercise.next_lock import hand_in_draw
 from viewcopy.exercise.next_ops import measure_pool
 from viewcopy.exercise.next_predictions import NAME as NEXT_NAME
 from viewcopy.exercise.next_predictions import parse_next_predictions
+from viewcopy.exercise.part_lock import part_status
 from viewcopy.exercise.predictions import (
     Prediction,
     PredictionError,
@@ -31,11 +34,11 @@ from viewcopy.exercise.predictions import (
     rule_problem,
 )
 from viewcopy.exercise.production import NAME as PRODUCTION_NAME
+from viewcopy.exercise.production import PART as PRODUCTION_PART
 from viewcopy.exercise.production import (
     copy_lines,
     forward_listing,
     parse_production,
-    production_status,
 )
 from viewcopy.exercise.scoring import POLICIES, judge_prediction, score_sheet
 from viewcopy.exercise.written import ComputedSheet, unwritten_reason
@@ -68,19 +71,32 @@ SPECIFIC = re.compile(
 LockJudge = Callable[[Mapping[int, Prediction]], LockStatus]
 """Where parsed predictions stand against the lock the grader can prove."""
 
-_OUTSIDE: list[tuple[LockJudge, Path | None]] = []
+PartJudge = Callable[[str, Mapping[str, list[str]], str], LockStatus]
+"""Where a later part's answers (`next`, `production`) stand against the lock the grader can
+prove: (part, stored answers, label) -> status."""
+
+_OUTSIDE: list[tuple[LockJudge, Path | None, PartJudge | None]] = []
 
 
 @contextlib.contextmanager
-def judged_outside(lock: LockJudge, folder: Path | None = None) -> Iterator[None]:
+def judged_outside(
+    lock: LockJudge, folder: Path | None = None, part: PartJudge | None = None
+) -> Iterator[None]:
     """Judge as the grader does, outside the kernel: `lock` decides where the predictions stand
     (the hand-in's lock, and the course's lock service when it has one), `folder` holds the
-    hand-in's lock file (for the next ops' lock); no diagrams are drawn."""
-    _OUTSIDE.append((lock, folder))
+    hand-in's lock file, `part` judges the later parts' locks; no diagrams are drawn."""
+    _OUTSIDE.append((lock, folder, part))
     try:
         yield
     finally:
         _OUTSIDE.pop()
+
+
+def _part_status(part: str, stored: Mapping[str, list[str]], label: str, record) -> LockStatus:
+    """A later part's lock as the grader judges it, or (in the kernel) the lock file's."""
+    if _OUTSIDE and _OUTSIDE[-1][2] is not None:
+        return _OUTSIDE[-1][2](part, stored, label)
+    return part_status(part, stored, record, label)
 
 
 def local_lock(folder: Path) -> LockJudge:
@@ -189,7 +205,7 @@ def next_credit(next_predictions: object, *, points: float = 4) -> float:
     except (LockError, PredictionError) as exc:
         print(f"{exc}\nCredit: 0/{points:g}")
         return Credit(0.0, record)
-    lock = next_status(parsed, lock_record)
+    lock = _part_status(NEXT_PART, next_answers(parsed), NEXT_NAME, lock_record)
     measured = measure_pool()
     missed = [op for op in ops if parsed[op.id].verdict != measured[op.id].verdict]
     right = len(ops) - len(missed)
@@ -218,7 +234,9 @@ def production_credit(production: object, *, points: float = 2) -> float:
     except PredictionError as exc:
         print(f"{exc}\nCredit: 0/{points:g}")
         return Credit(0.0, record)
-    lock = production_status(answers, read_lock(_OUTSIDE[-1][1] if _OUTSIDE else None))
+    lock_record = read_lock(_OUTSIDE[-1][1] if _OUTSIDE else None)
+    stored = {line: [verdict, ""] for line, verdict in answers.items()}
+    lock = _part_status(PRODUCTION_PART, stored, PRODUCTION_NAME, lock_record)
     copying = copy_lines()
     listing = forward_listing()
     wrong = [(n, code) for n, code in listing if answers[str(n)] != _measured(n, copying)]

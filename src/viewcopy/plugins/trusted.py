@@ -24,7 +24,7 @@ from nbgrader.utils import is_grade, is_solution
 
 from viewcopy.course.assignment import NEXT_PREDICTIONS_CELL, PRODUCTION_CELL
 from viewcopy.course.handin import written_sheet
-from viewcopy.course.lock_policy import LockPolicy, judge_lock
+from viewcopy.course.lock_policy import LockPolicy, judge_lock, judge_part_lock
 from viewcopy.exercise.locking import LockStatus, read_lock
 from viewcopy.exercise.next_predictions import NAME as NEXT_NAME
 from viewcopy.exercise.production import NAME as PRODUCTION_NAME
@@ -55,6 +55,11 @@ class TrustedCredit(NbGraderPreprocessor):
             record = read_lock(folder)
             return judge_lock(policy, parsed, record, info["student"], info["assignment"])
 
+        def part(name: str, stored, label: str) -> LockStatus:
+            record = read_lock(folder)
+            student, assignment = info["student"], info["assignment"]
+            return judge_part_lock(policy, name, stored, record, student, assignment, label)
+
         with Gradebook(info["db_url"]) as gradebook:
             for cell in nb.cells:
                 if cell.cell_type != "code" or not is_grade(cell) or is_solution(cell):
@@ -64,7 +69,7 @@ class TrustedCredit(NbGraderPreprocessor):
                 ).source
                 if (call := check_call(source)) is not None:
                     points = float(cell.metadata.nbgrader["points"])
-                    rejudge(cell, source, call, points, lock, sheets, folder)
+                    rejudge(cell, source, call, points, lock, sheets, folder, part)
         return nb, resources
 
 
@@ -89,6 +94,7 @@ def rejudge(
     lock: checks.LockJudge,
     sheets: dict,
     folder: Path | None = None,
+    part: checks.PartJudge | None = None,
 ) -> None:
     """Put the grader's credit (and, when it differs, a note) in place of the cell's own."""
     check = ast.unparse(call.func).rsplit(".", 1)[1]
@@ -106,7 +112,9 @@ def rejudge(
         note = "This check's record is too large to be one this lab wrote: no credit."
     else:
         try:
-            credit, reasons = recompute(check, record, source, call, points, lock, sheets, folder)
+            credit, reasons = recompute(
+                check, record, source, call, points, lock, sheets, folder, part
+            )
         except Exception as exc:  # a record the check refuses earns nothing, and says why
             note = f"The grader could not judge this cell's record ({type(exc).__name__}: {exc})."
         if not note and claimed != credit:
@@ -150,6 +158,7 @@ def recompute(
     lock: checks.LockJudge,
     sheets: dict,
     folder: Path | None = None,
+    part: checks.PartJudge | None = None,
 ) -> tuple[float, str]:
     """The check's own function, on the recorded inputs, in this process: its credit, and what it
     printed (the reasons, as the grader sees them). PREDICTIONS and NEXT_PREDICTIONS are
@@ -159,7 +168,7 @@ def recompute(
     data = {k: records.decode(v) for k, v in record.items() if k in ("rules_after", "answer")}
     data.update({k: sheet for k, sheet in sheets.items() if k in record})
     said = io.StringIO()
-    with contextlib.redirect_stdout(said), checks.judged_outside(lock, folder):
+    with contextlib.redirect_stdout(said), checks.judged_outside(lock, folder, part):
         if check == "classify_credit":
             answers = checks.Answers.from_record(record)
             credit = checks.classify_credit(answers, master_cases(source, call), points=points)
