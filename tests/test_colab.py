@@ -27,7 +27,7 @@ from nbclient import NotebookClient
 from viewcopy.instructor.synthetic import fill, run_cells, synthetic_class
 
 TORCH = "torch==2.13.0"  # first, and pinned: a bare torch pulls a CUDA build of several GB
-COLAB_PREINSTALLED = ["pandas", "ipywidgets", "numpy", "jinja2", "ipykernel"]
+COLAB_PREINSTALLED = ["pandas", "ipywidgets", "numpy", "jinja2", "ipykernel", "matplotlib"]
 
 # Stands in for Colab's google.colab.output, the one part of Colab that cannot be real here.
 FAKE_OUTPUT = '''"""A stand-in for google.colab.output: records the call beside this file."""
