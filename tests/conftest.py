@@ -15,11 +15,13 @@ import time
 import urllib.request
 from pathlib import Path
 
+import nbformat
 import numpy as np
 import pytest
 import torch
-from course_notebook import ROOT, hidden_traps
+from course_notebook import RELEASE, ROOT, hidden_traps
 
+from viewcopy.course.assignment import NOTEBOOK, grade_id
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.next_ops import draw
 from viewcopy.exercise.predictions import fingerprint, parse_predictions, rule_problem
@@ -117,6 +119,13 @@ def expected_scores(student: Student) -> dict[str, float | None]:
     return expected
 
 
+def released_with(student: Student, cell: str) -> bool:
+    """Does the release the student downloaded have this answer cell? (0.1.0 had no later
+    parts: nbgrader restores their graded cells, which then find nothing to grade.)"""
+    release = (student.release / NOTEBOOK) if student.release else RELEASE
+    return cell in {grade_id(c) for c in nbformat.read(release, 4).cells}
+
+
 def production_oracle() -> set[int]:
     """The forward's lines that copy, by running each line alone under torch's own profiler (no
     stacks, no dispatch mode: a path independent of viewcopy's tracer)."""
@@ -143,6 +152,8 @@ def expected_production_credit(student: Student, points: float = 2) -> float:
     source = student.cells.get("production_predictions")
     if not (student.runs and source) or "production_predictions" in student.edits_after_run:
         return 0.0
+    if not released_with(student, "production_predictions"):
+        return 0.0
     sheet = ast.literal_eval(source.split("=", 1)[1])
     copying = production_oracle()
     right = sum((verdict == "copy") == (line in copying) for line, verdict in sheet.items())
@@ -152,6 +163,8 @@ def expected_production_credit(student: Student, points: float = 2) -> float:
 def expected_next_credit(student: Student, points: float = 4) -> float:
     """score_next for a profile: its draw (from its lock of the twenty) judged by NumPy's oracle."""
     if not (student.runs and student.cells and student.next_ops):
+        return 0.0
+    if not released_with(student, "next_predictions"):
         return 0.0
     sheet = ast.literal_eval(student.cells["predictions"].split("=", 1)[1])
     ops = draw(fingerprint(parse_predictions(sheet)))
