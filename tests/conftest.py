@@ -21,6 +21,7 @@ import pytest
 import torch
 from course_notebook import RELEASE, ROOT, hidden_traps
 
+import viewcopy
 from viewcopy.course.assignment import NOTEBOOK, grade_id
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.next_ops import draw
@@ -41,6 +42,33 @@ def numpy_oracle(op_expr: str, parent_expr: str) -> str:
         return "error"
     shared = np.shares_memory(result.detach().numpy(), parent.detach().numpy())
     return "view" if shared else "copy"
+
+
+def in_place_oracle(op_expr: str, parent_expr: str, device: str = "cpu") -> str:
+    """view/copy/error by writing the parent in place after taking the result and watching the
+    result: NumPy-free, so it works on every device and dtype."""
+    with torch.device(device):
+        parent = eval(parent_expr, {"torch": torch})
+    try:
+        result = eval(op_expr, {"torch": torch, "x": parent})
+    except RuntimeError:
+        return "error"
+    before = result.clone()
+    with torch.no_grad():
+        parent.add_(100)
+    return "copy" if torch.equal(result, before) else "view"
+
+
+@pytest.fixture
+def revealed(workdir, monkeypatch):
+    """A student's folder where the twenty are locked (right, by measurement) and revealed."""
+    from viewcopy.instructor.master import measured_predictions
+
+    monkeypatch.delenv("VIEWCOPY_LOCK_SERVICE", raising=False)
+    right = measured_predictions()
+    viewcopy.lock(right)
+    viewcopy.reveal(right)
+    return workdir
 
 
 def classify_oracle(result: torch.Tensor, parent: torch.Tensor) -> str:

@@ -3,24 +3,11 @@
 from __future__ import annotations
 
 import pytest
-import torch
+from conftest import in_place_oracle
 
 from viewcopy.engine.devices import available_devices, resolve_devices
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measure_catalogue
-
-
-def in_place_oracle(op_expr: str, parent_expr: str, device: str) -> str:
-    """view/copy/error by adding 1 to the parent in place and watching the result."""
-    with torch.device(device):
-        parent = eval(parent_expr, {"torch": torch})
-    try:
-        result = eval(op_expr, {"torch": torch, "x": parent})
-    except RuntimeError:
-        return "error"
-    before = result.clone()
-    parent.add_(1)
-    return "copy" if torch.equal(result, before) else "view"
 
 
 def device_param(name: str):

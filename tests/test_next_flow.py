@@ -15,15 +15,6 @@ from viewcopy.instructor.master import measured_next_predictions, measured_predi
 from viewcopy.notebook import checks
 
 
-@pytest.fixture
-def revealed(workdir, monkeypatch):
-    monkeypatch.delenv("VIEWCOPY_LOCK_SERVICE", raising=False)
-    right = measured_predictions()
-    viewcopy.lock(right)
-    viewcopy.reveal(right)
-    return workdir
-
-
 def oracle_sheet(next_ops: dict) -> dict:
     """Each next op's verdict by NumPy's oracle, with a rule."""
     rule = "storage and strides decide it"

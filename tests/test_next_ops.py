@@ -11,7 +11,7 @@ import re
 
 import pytest
 import torch
-from conftest import numpy_oracle
+from conftest import in_place_oracle, numpy_oracle
 
 from viewcopy.cli import NEXT_COLUMNS, main
 from viewcopy.engine.evidence import Evidence
@@ -30,24 +30,11 @@ from viewcopy.exercise.next_ops import (
 )
 
 
-def write_oracle(op_expr: str, parent_expr: str) -> str:
-    """view/copy/error by writing the parent in place and watching the result."""
-    parent = eval(parent_expr, {"torch": torch})
-    try:
-        result = eval(op_expr, {"torch": torch, "x": parent})
-    except RuntimeError:
-        return "error"
-    before = result.clone()
-    with torch.no_grad():
-        parent.add_(100)
-    return "copy" if torch.equal(result, before) else "view"
-
-
 @pytest.fixture(scope="module")
 def oracle() -> dict[str, str]:
     """Each pool op's verdict by NumPy's memory bounds, which the in-place write must confirm."""
     verdicts = {op.id: numpy_oracle(op.op, op.parent_expr) for op in POOL}
-    written = {op.id: write_oracle(op.op, op.parent_expr) for op in POOL}
+    written = {op.id: in_place_oracle(op.op, op.parent_expr) for op in POOL}
     assert verdicts == written
     return verdicts
 

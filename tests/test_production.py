@@ -13,7 +13,7 @@ from viewcopy import notebook as lab
 from viewcopy.exercise.locking import LockError
 from viewcopy.exercise.predictions import PredictionError
 from viewcopy.exercise.production import copy_lines, forward_listing, profile_forward
-from viewcopy.instructor.master import measured_predictions, measured_production
+from viewcopy.instructor.master import measured_production
 from viewcopy.notebook import checks
 
 
@@ -35,15 +35,6 @@ def test_each_copy_s_bytes_are_elements_times_item_size():
     assert profile.lines[contiguous].kernels == ["aten::clone"]
     assert all(row.count >= 1 and row.seconds > 0 for row in profile.lines.values())
     assert profile.forward_s > 0 and profile.copy_s > 0
-
-
-@pytest.fixture
-def revealed(workdir, monkeypatch):
-    monkeypatch.delenv("VIEWCOPY_LOCK_SERVICE", raising=False)
-    right = measured_predictions()
-    viewcopy.lock(right)
-    viewcopy.reveal(right)
-    return workdir
 
 
 def test_production_is_locked_then_profiled_and_credited(revealed, capsys):

@@ -41,9 +41,7 @@ def cell(value: object) -> str:
     return str(value)
 
 
-def render(
-    records: Sequence[dict[str, object]], fmt: str, columns: Sequence[str] = COLUMNS
-) -> str:
+def render(records: Sequence[dict[str, object]], fmt: str, columns: Sequence[str] = COLUMNS) -> str:
     """All records in one format; JSON keeps every field, the others `columns`."""
     if fmt == "json":
         return json.dumps(list(records), indent=2)

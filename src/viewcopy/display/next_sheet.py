@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import pandas as pd
 
 from viewcopy.display.draw import Diagram
-from viewcopy.display.spreadsheet import RIGHT, WRONG, evidence_summary
+from viewcopy.display.spreadsheet import evidence_summary, tinted, with_lock_record
 from viewcopy.engine.evidence import Evidence
 from viewcopy.engine.explain import explain
-from viewcopy.exercise.locking import OUTPUT_KEY, LockStatus
+from viewcopy.exercise.locking import LockStatus
 from viewcopy.exercise.next_ops import NextOp
 from viewcopy.exercise.predictions import Prediction
 
@@ -69,24 +69,13 @@ class NextSheet:
         )
 
     def _repr_html_(self) -> str:
-        frame = self.frame
-        styler = frame.style.set_properties(**{"text-align": "left"})
-        if self.evidence is not None:
-            styler = styler.apply(
-                lambda row: (
-                    [f"background-color: {RIGHT if row['correct'] == 'yes' else WRONG}"] * len(row)
-                ),
-                axis=1,
-            )
         misses = [op for op in self.ops if self.right().get(op.id) is False]
         diagrams = "".join(Diagram(self.evidence[op.id]).html() for op in misses)
-        return f"<p><b>{html.escape(self.headline())}</b></p>{styler.to_html()}{diagrams}"
+        table = tinted(self.frame, self.evidence is not None).to_html()
+        return f"<p><b>{html.escape(self.headline())}</b></p>{table}{diagrams}"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        """HTML and text, with the lock record in the output's metadata (as the twenty's)."""
-        data = {"text/html": self._repr_html_(), "text/plain": repr(self)}
-        record = self.lock.record
-        return data, ({OUTPUT_KEY: asdict(record)} if record else {})
+        return with_lock_record(self)
 
     def __repr__(self) -> str:
         return f"{self.headline()}\n{self.frame.to_string()}"

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import pandas as pd
 
-from viewcopy.display.spreadsheet import RIGHT, WRONG
-from viewcopy.exercise.locking import OUTPUT_KEY, LockStatus
+from viewcopy.display.spreadsheet import tinted, with_lock_record
+from viewcopy.exercise.locking import LockStatus
 from viewcopy.exercise.production import ProductionProfile, forward_listing
 
 
@@ -54,21 +54,11 @@ class ProductionSheet:
         )
 
     def _repr_html_(self) -> str:
-        styler = self.frame.style.set_properties(**{"text-align": "left"})
-        if self.profile is not None:
-            styler = styler.apply(
-                lambda row: (
-                    [f"background-color: {RIGHT if row['correct'] == 'yes' else WRONG}"] * len(row)
-                ),
-                axis=1,
-            )
-        return f"<p><b>{html.escape(self.headline())}</b></p>{styler.to_html()}"
+        table = tinted(self.frame, self.profile is not None).to_html()
+        return f"<p><b>{html.escape(self.headline())}</b></p>{table}"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        """HTML and text, with the lock record in the output's metadata (as the twenty's)."""
-        data = {"text/html": self._repr_html_(), "text/plain": repr(self)}
-        record = self.lock.record
-        return data, ({OUTPUT_KEY: asdict(record)} if record else {})
+        return with_lock_record(self)
 
     def __repr__(self) -> str:
         return f"{self.headline()}\n{self.frame.to_string()}"

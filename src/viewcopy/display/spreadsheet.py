@@ -33,6 +33,27 @@ def evidence_summary(evidence: Evidence) -> str:
     return f"new storage, {evidence.bytes_allocated} B allocated{kernels}"
 
 
+def tinted(frame: pd.DataFrame, judged: bool):
+    """The frame left-aligned, each row tinted right or wrong by its `correct` column once it
+    is judged (the column also says it in words)."""
+    styler = frame.style.set_properties(**{"text-align": "left"})
+    if not judged:
+        return styler
+
+    def colour(row: pd.Series) -> list[str]:
+        return [f"background-color: {RIGHT if row['correct'] == 'yes' else WRONG}"] * len(row)
+
+    return styler.apply(colour, axis=1)
+
+
+def with_lock_record(sheet) -> tuple[dict, dict]:
+    """A sheet's HTML and text, with its lock record in the output's metadata: a notebook handed
+    in without its lock file still carries its lock (the grader reads it from there)."""
+    data = {"text/html": sheet._repr_html_(), "text/plain": repr(sheet)}
+    record = sheet.lock.record
+    return data, ({OUTPUT_KEY: asdict(record)} if record else {})
+
+
 @dataclass(frozen=True)
 class Spreadsheet:
     """Predictions against measured truth (None before the reveal), with the score when revealed."""
@@ -89,16 +110,7 @@ class Spreadsheet:
 
     def styler(self):
         """The frame coloured right/wrong (the `correct` column also says it in words)."""
-        frame = self.frame
-        styler = frame.style.set_properties(**{"text-align": "left"})
-        if self.revealed:
-
-            def colour(row: pd.Series) -> list[str]:
-                tint = RIGHT if row["correct"] == "yes" else WRONG
-                return [f"background-color: {tint}"] * len(row)
-
-            styler = styler.apply(colour, axis=1)
-        return styler
+        return tinted(self.frame, self.revealed)
 
     def to_csv(self, path) -> None:
         """Save the spreadsheet as CSV, one row per item (`score` holds the total)."""
@@ -114,11 +126,7 @@ class Spreadsheet:
         return f"<p><b>{html.escape(self.headline())}</b></p>{self.styler().to_html()}"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
-        """HTML and text, with the lock record in the output's metadata: a notebook handed in
-        without its lock file still carries its lock (the grader reads it from there)."""
-        data = {"text/html": self._repr_html_(), "text/plain": repr(self)}
-        record = self.lock.record
-        return data, ({OUTPUT_KEY: asdict(record)} if record else {})
+        return with_lock_record(self)
 
     def __repr__(self) -> str:
         return f"{self.headline()}\n{self.frame.to_string()}"
