@@ -57,6 +57,20 @@ def course_config(course: Path):
     return PyFileConfigLoader(path.name, str(path.parent)).load_config()
 
 
+def gradebook_url(course: Path) -> str:
+    """The course's gradebook: `CourseDirectory.db_url` from its nbgrader_config.py (a PostgreSQL
+    URL, say), else nbgrader's default, gradebook.db in the course folder."""
+    configured = course_config(course).get("CourseDirectory", {}).get("db_url")
+    return configured or f"sqlite:///{Path(course).resolve() / 'gradebook.db'}"
+
+
+def sqlite_file(url: str) -> Path | None:
+    """The file of a `sqlite:///` gradebook URL (query dropped), None for a server database."""
+    if not url.startswith("sqlite:///"):
+        return None
+    return Path(url.removeprefix("sqlite:///").split("?", 1)[0])
+
+
 def nbgrader_env() -> dict[str, str]:
     """The environment for nbgrader: this Python's bin first (nbgrader calls `alembic` by name)."""
     env = dict(os.environ)
@@ -95,7 +109,7 @@ def enrol(course: Path, students: Mapping[str, str]) -> None:
     """Add students (id -> name) to the gradebook, as `nbgrader db student add` does."""
     from nbgrader.api import Gradebook
 
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gradebook:
+    with Gradebook(gradebook_url(course), COURSE_ID) as gradebook:
         for student_id, name in students.items():
             # `nbgrader export` writes CSV fields unquoted: a comma would shift the columns
             gradebook.update_or_create_student(student_id, last_name=name.replace(",", ";"))
@@ -115,30 +129,35 @@ def mark_submitted(folder: Path) -> None:
 
 
 def read_grades(course: Path, assignment: str = ASSIGNMENT) -> dict[str, Grades]:
-    """Every student's grade cells for the lab's notebook, from a copy of the gradebook.
+    """Every student's grade cells for the lab's notebook, from the course's gradebook.
 
-    The copy keeps the course's gradebook.db untouched (nbgrader's Gradebook creates what it
-    misses). A student enrolled without a graded submission maps to {}; no gradebook, to {}.
+    A SQLite gradebook is read from a copy, which keeps the course's file untouched (nbgrader's
+    Gradebook creates what it misses). A student enrolled without a graded submission maps to {};
+    no gradebook file, to {}.
     """
-    from nbgrader.api import Gradebook, MissingEntry
-
-    path = course / "gradebook.db"
+    url = gradebook_url(course)
+    path = sqlite_file(url)
+    if path is None:
+        return _grades_from(url, assignment)
     if not path.is_file():
         return {}
-    out: dict[str, Grades] = {}
     with tempfile.TemporaryDirectory() as folder:
-        copy = Path(shutil.copy(path, folder))
-        with Gradebook(f"sqlite:///{copy}", course_id="") as gradebook:
-            for student in gradebook.students:
-                try:
-                    notebook = gradebook.find_submission_notebook(
-                        NOTEBOOK_ID, assignment, student.id
-                    )
-                except MissingEntry:
-                    out[student.id] = {}
-                    continue
-                out[student.id] = {
-                    g.name: (None if g.needs_manual_grade else g.score, g.max_score)
-                    for g in notebook.grades
-                }
+        return _grades_from(f"sqlite:///{shutil.copy(path, folder)}", assignment)
+
+
+def _grades_from(url: str, assignment: str) -> dict[str, Grades]:
+    from nbgrader.api import Gradebook, MissingEntry
+
+    out: dict[str, Grades] = {}
+    with Gradebook(url, course_id="") as gradebook:
+        for student in gradebook.students:
+            try:
+                notebook = gradebook.find_submission_notebook(NOTEBOOK_ID, assignment, student.id)
+            except MissingEntry:
+                out[student.id] = {}
+                continue
+            out[student.id] = {
+                g.name: (None if g.needs_manual_grade else g.score, g.max_score)
+                for g in notebook.grades
+            }
     return out

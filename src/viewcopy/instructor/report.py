@@ -24,7 +24,9 @@ from viewcopy.course.assignment import (
     Grades,
     course_config,
     grade_id,
+    gradebook_url,
     read_grades,
+    sqlite_file,
 )
 from viewcopy.course.handin import (
     LOCK_STATES,
@@ -224,8 +226,10 @@ class ClassReport:
 def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
     """Read the graded course and judge it against the truth measured here."""
     course = Path(course).resolve()
-    if not ((course / "gradebook.db").is_file() or (course / "submitted").is_dir()):
-        raise FileNotFoundError(f"{course} has no gradebook.db and no submitted/: not graded yet")
+    gradebook = sqlite_file(gradebook_url(course))
+    if not ((gradebook is None or gradebook.is_file()) or (course / "submitted").is_dir()):
+        missing = f"{course} has no {gradebook.name} and no submitted/"
+        raise FileNotFoundError(f"{missing}: not graded yet")
     devices = available_devices()
     table = measured_truth(devices)
     grades = read_grades(course, assignment)
