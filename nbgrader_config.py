@@ -16,6 +16,7 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
+from viewcopy.plugins.answer_lines import WrapAnswerLines
 from viewcopy.plugins.feedback import HideHiddenTests, StaticWidgets
 from viewcopy.plugins.handed_in_lock import KeepHandedInLock, PlaceHandedInLock
 from viewcopy.plugins.output_cap import CapOutputs
@@ -37,13 +38,16 @@ c.Execute.timeout = 300
 # (see viewcopy/restore.py), so autograde sanitizes with RestoreMissingCells in its place.
 c.OverwriteCells.add_missing_cells = True
 # A hand-in without its lock file (a notebook downloaded from Colab) keeps the lock its lock and
-# reveal cells carry in their outputs (viewcopy/plugins/handed_in_lock.py).
+# reveal cells carry in their outputs (viewcopy/plugins/handed_in_lock.py). Answers graded by hand
+# get no line over 100 characters (formgrader shows sources unwrapped); their values stay the same
+# to the byte (viewcopy/plugins/answer_lines.py).
 c.Autograde.sanitize_preprocessors = [
     KeepHandedInLock,
     ClearOutput,
     DeduplicateIds,
     OverwriteKernelspec,
     RestoreMissingCells,
+    WrapAnswerLines,
     CheckCellMetadata,
 ]
 

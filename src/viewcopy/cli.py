@@ -16,6 +16,7 @@ from viewcopy.engine.expressions import ExpressionError
 from viewcopy.engine.measure import MeasurementDisagreement, measure
 from viewcopy.exercise import catalogue, next_ops
 from viewcopy.exercise.measured import measure_catalogue
+from viewcopy.instructor.answer_groups import DEFAULT_THRESHOLD
 from viewcopy.instructor.grade import DEFAULT_LIMIT_S, GradeError
 
 USAGE_ERROR = 2
@@ -94,6 +95,18 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="run student code with your rights, as plain nbgrader does (not safe)",
     )
+    grade.add_argument(
+        "--cluster",
+        metavar="tcp://HOST:PORT",
+        help="grade on the Dask cluster of this scheduler (each hand-in one task; --jobs unused)",
+    )
+    grade.add_argument(
+        "--devices",
+        type=_devices,
+        default=(),
+        help="devices every hand-in's hidden tests must run on, e.g. cpu,cuda (cuda: on workers "
+        "started with --resources GPU=1; default: whatever the grader has)",
+    )
 
     service = commands.add_parser(
         "lock-service",
@@ -113,6 +126,25 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("assignment", nargs="?", default=ASSIGNMENT)
     report.add_argument("--course", default=".", help="the graded nbgrader course folder")
     report.add_argument("--out", help="where to write (default: <course>/reports/<assignment>)")
+
+    five = commands.add_parser(
+        "five", help="answers 21-25 grouped by what they say; --apply grades each group once"
+    )
+    five.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+    five.add_argument("--course", default=".", help="the graded nbgrader course folder")
+    five.add_argument("--question", type=int, action="append", help="21-25 (default: all five)")
+    five.add_argument("--format", default="table", choices=("table", "json"))
+    five.add_argument(
+        "--threshold",
+        type=float,
+        default=DEFAULT_THRESHOLD,
+        help="cosine distance under which answers group (default %(default)s)",
+    )
+    five.add_argument(
+        "--apply",
+        metavar="GRADES.csv",
+        help="columns question,group,score,comment: each group's grade for all its members",
+    )
     return parser
 
 
@@ -178,7 +210,8 @@ def run_demo(args: argparse.Namespace) -> str:
 
 
 def run_grade(args: argparse.Namespace) -> str:
-    from viewcopy.instructor.grade import FAILED, SANDBOXED, grade, outcomes_summary, record_path
+    from viewcopy.instructor.grade import SANDBOXED, grade
+    from viewcopy.instructor.grade_record import FAILED, outcomes_summary, record_path
 
     outcomes = grade(
         Path(args.course),
@@ -189,12 +222,29 @@ def run_grade(args: argparse.Namespace) -> str:
         limit_s=args.limit,
         progress=not args.quiet,
         sandbox=None if args.no_sandbox else SANDBOXED,
+        cluster=args.cluster,
+        devices=args.devices,
     )
     record = record_path(Path(args.course).resolve(), args.assignment)
     text = f"{outcomes_summary(outcomes)}\nrecord: {record} (nbgrader's log per student beside it)"
     if any(o.status == FAILED for o in outcomes):
         raise SubmissionsFailed(text)
     return text
+
+
+def run_five(args: argparse.Namespace) -> str:
+    from viewcopy.instructor.five import QUESTIONS, FiveError, as_json, as_table, five
+    from viewcopy.instructor.five_grades import GradesFileError, apply_grades, check_rows, read_rows
+
+    course = Path(args.course)
+    try:
+        questions = five(course, args.assignment, args.question or QUESTIONS, args.threshold)
+        if args.apply:
+            grades = check_rows(read_rows(Path(args.apply)), questions)
+            return apply_grades(course, grades, args.assignment).sentence()
+    except (FiveError, GradesFileError) as exc:
+        raise UsageError(str(exc)) from None
+    return as_json(questions) if args.format == "json" else as_table(questions)
 
 
 def run_lock_service(args: argparse.Namespace) -> str:
@@ -232,6 +282,14 @@ def _positive(text: str) -> int:
     return value
 
 
+def _devices(text: str) -> tuple[str, ...]:
+    chosen = tuple(d.strip().lower() for d in text.split(",") if d.strip())
+    unknown = [d for d in chosen if d not in ("cpu", "cuda")]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"choose from cpu and cuda, comma-separated: {text!r}")
+    return chosen
+
+
 def _parent_label(parent_expr: str) -> str:
     return "x" if parent_expr == catalogue.PARENT_EXPR else parent_expr
 
@@ -245,6 +303,7 @@ COMMANDS = {
     "demo": run_demo,
     "grade": run_grade,
     "report": run_report,
+    "five": run_five,
     "lock-service": run_lock_service,
 }
 

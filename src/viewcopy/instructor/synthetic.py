@@ -36,10 +36,21 @@ from viewcopy.instructor.master import (
     measured_predictions,
     measured_production,
 )
+from viewcopy.instructor.synthetic_answers import (
+    EMPTY,
+    IT_DEPENDS,
+    MISCONCEPTION,
+    ONE_WORD,
+    RIGHT,
+    Voice,
+    answer_source,
+)
 
 OPPOSITE = {"view": "copy", "copy": "view"}
 MEMORY = "the same as in the lecture's answers"
 """The memoriser's rule for every one of the twenty: a memory, not a rule of storage."""
+SPECIFIC = Voice(RIGHT, 0)
+"""The five answered right, in the first words of each meaning."""
 MODEL_CLASSIFY = "classify"
 """The grade id of the master's classify cell: the model answer the `storage` student hands in."""
 
@@ -54,19 +65,6 @@ CLASSIFIERS: dict[str, str] = {
     return "view" if root is parent or op_result is parent else "copy"''',
     "crash": """
     raise RuntimeError("not finished yet")""",
-}
-
-GOOD_ANSWERS: dict[int, str] = {
-    21: "view only works when the strides can describe the new shape over the same storage; "
-    "reshape falls back to a copy when they cannot.",
-    22: "the transpose has strides (1, 6), not contiguous, so reshape must copy all 96 bytes "
-    "into new storage without telling you.",
-    23: "expand uses stride 0, so every index reads the same storage byte: 4 GB logical, "
-    "1 byte of storage.",
-    24: ".numpy() needs CPU storage; .cpu() already copied numel * itemsize bytes from the GPU "
-    "and numpy then shares that storage.",
-    25: "channels_last via contiguous(memory_format=torch.channels_last) keeps NCHW with strides "
-    "(C*H*W, 1, W*C, C) and copies N*C*H*W*4 bytes; permute alone is a view conv won't take.",
 }
 
 
@@ -125,12 +123,10 @@ class Student:
     every op), or None (the template is left as it is)."""
 
 
-def answers(vague: tuple[int, ...] = ()) -> dict[str, str]:
+def answers(voice: Voice) -> dict[str, str]:
+    """The five answer cells as a student with this voice fills them."""
     return {
-        f"answer_{q.item}": f"ANSWER_{q.item} = "
-        + repr("it depends" if q.item in vague else GOOD_ANSWERS[q.item])
-        + "\n"
-        for q in catalogue.QUESTIONS
+        f"answer_{q.item}": answer_source(q.item, voice.answer(q.item)) for q in catalogue.QUESTIONS
     }
 
 
@@ -163,11 +159,11 @@ def synthetic_class(repo: Path) -> list[Student]:
     right = measured_predictions()
     table = measured_truth()
 
-    def filled(wrong=(), rules=(), classifier="storage", vague=(), production="measured"):
+    def filled(wrong=(), rules=(), classifier="storage", voice=SPECIFIC, production="measured"):
         return {
             "predictions": predictions_source(wrong_on(wrong, right, table)),
             "rules_after": rules_after(rules),
-            **answers(vague),
+            **answers(voice),
             "classify": classify_source(classifier, repo),
             "production_predictions": production_source(production),
         }
@@ -185,29 +181,41 @@ def synthetic_class(repo: Path) -> list[Student]:
         Student(
             "memoriser",
             "all twenty right from memory, but guesses the next ops",
-            {**filled(), "predictions": predictions_source(measured_predictions(MEMORY))},
+            {
+                **filled(voice=Voice(RIGHT, 1)),
+                "predictions": predictions_source(measured_predictions(MEMORY)),
+            },
             classifier="storage",
             next_ops="memorised",
         ),
         Student(
             "rule_learner",
             "17/20, and applies the rules of storage and strides to the next ops",
-            filled(typical_wrong, typical_wrong),
+            filled(typical_wrong, typical_wrong, voice=Voice(RIGHT, 2)),
             wrong_items=typical_wrong,
             classifier="storage",
             next_ops="rules",
         ),
         Student(
             "typical",
-            "17/20, rules for 2 of 3 misses, one vague answer, pointer classify",
-            filled(typical_wrong, typical_wrong[:2], "storage_pointer", (24,), "visible"),
+            "17/20, rules for 2 of 3 misses, misconceptions and one 'it depends' in the five, "
+            "pointer classify",
+            filled(
+                typical_wrong,
+                typical_wrong[:2],
+                "storage_pointer",
+                Voice(MISCONCEPTION, 0, ((24, IT_DEPENDS, 0),)),
+                "visible",
+            ),
             wrong_items=typical_wrong,
             classifier="storage_pointer",
         ),
         Student(
             "fifteen",
-            "15/20 with rules for every miss, _base classify",
-            filled(fifteen_wrong, fifteen_wrong, "base"),
+            "15/20 with rules for every miss, misconceptions and a one-word answer, _base classify",
+            filled(
+                fifteen_wrong, fifteen_wrong, "base", Voice(MISCONCEPTION, 1, ((21, ONE_WORD, 0),))
+            ),
             wrong_items=fifteen_wrong,
             classifier="base",
         ),
@@ -221,19 +229,25 @@ def synthetic_class(repo: Path) -> list[Student]:
         ),
         Student(
             "never_locked",
-            "all right, but the notebook was never run",
-            filled(),
+            "all right, but the notebook was never run; one-word answers, one left empty",
+            filled(voice=Voice(ONE_WORD, 0, ((22, EMPTY, 0),))),
             runs=False,
             classifier="storage",
         ),
         Student(
             "data_ptr",
-            "all right, data_ptr classify",
-            filled(classifier="data_ptr"),
+            "all right, data_ptr classify, 'it depends' twice",
+            filled(
+                classifier="data_ptr",
+                voice=Voice(RIGHT, 1, ((22, IT_DEPENDS, 0), (24, IT_DEPENDS, 0))),
+            ),
             classifier="data_ptr",
         ),
         Student(
-            "crashing", "all right, classify raises", filled(classifier="crash"), classifier="crash"
+            "crashing",
+            "all right, classify raises, misconceptions in the five",
+            filled(classifier="crash", voice=Voice(MISCONCEPTION, 0)),
+            classifier="crash",
         ),
         Student("empty", "handed in the release untouched", {}, runs=False),
     ]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import textwrap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
@@ -66,6 +67,10 @@ SPECIFIC = re.compile(
     r"\bstrides?\b|\bstorage\b|\d[\d,.]*\s*(?:[kmgt]i?)?b(?:ytes?)?\b|\d[\d,.]*\s*bytes?\b",
     re.I,
 )
+
+
+ECHO_WIDTH = 92
+"""Where a specificity cell wraps the answer it echoes (formgrader shows it without scrolling)."""
 
 
 LockJudge = Callable[[Mapping[int, Prediction]], LockStatus]
@@ -276,6 +281,7 @@ def _specificity_points(answer: object, name: str, points: float) -> float:
     if not isinstance(answer, str) or not answer.strip():
         print(f"{name} is empty: answer in one or two sentences.")
         return 0.0
+    print(f"{name}:\n{echo(answer)}\n")
     if rule_problem(answer) is not None:
         print(f"{name} is only {answer.strip()!r}: say what it depends on.")
         return 0.0
@@ -284,6 +290,15 @@ def _specificity_points(answer: object, name: str, points: float) -> float:
         return 0.0
     print(f"{name} is specific. (Its content is graded by hand.)")
     return float(points)
+
+
+def echo(answer: str, width: int = ECHO_WIDTH) -> str:
+    """The answer as its grader reads it: each paragraph wrapped to `width`, indented, however
+    long the lines it was typed in (a word longer than a line is broken)."""
+    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", answer.strip())]
+    return "\n\n".join(
+        textwrap.fill(p, width, initial_indent="    ", subsequent_indent="    ") for p in paragraphs
+    )
 
 
 def classify_credit(classify: Callable, cases: Iterable[Case], *, points: float) -> float:

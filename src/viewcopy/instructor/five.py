@@ -1,0 +1,194 @@
+"""`viewcopy five`: each of the five hand-graded questions' answers, grouped by what they say.
+
+Answers are read from the autograded notebooks (what formgrader shows), never run: the answer
+cell's literal string, or its source where it is not a literal. Each group comes with what the
+grader needs beside it: the specificity check's result for its members (from the gradebook) and
+the question's rubric (the hidden-test comment of its `specific_N` cell, as the gradebook keeps
+the master's source).
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from viewcopy.course.assignment import (
+    ASSIGNMENT,
+    COURSE_ID,
+    NOTEBOOK,
+    NOTEBOOK_ID,
+    grade_id,
+    gradebook_url,
+    read_grades,
+)
+from viewcopy.course.handin import written_literal
+from viewcopy.exercise import catalogue
+from viewcopy.exercise.written import Unreadable
+from viewcopy.instructor.answer_groups import DEFAULT_THRESHOLD, AnswerGroup, group_answers
+
+QUESTIONS = tuple(q.item for q in catalogue.QUESTIONS)
+HIDDEN = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
+WIDTH = 96
+
+
+class FiveError(RuntimeError):
+    """Nothing to group: no graded hand-ins, or a question that is not one of the five."""
+
+
+@dataclass(frozen=True)
+class Question:
+    """One of the five as the grader grades it: its text, rubric, points and answer groups."""
+
+    item: int
+    text: str
+    rubric: str
+    max_score: float
+    groups: tuple[AnswerGroup, ...]
+    specific: Mapping[str, bool]
+    """Student -> did the specificity check give credit."""
+
+    def specific_share(self, group: AnswerGroup) -> str:
+        return f"{sum(self.specific.get(s, False) for s in group.students)}/{group.size}"
+
+
+def answer_cell(item: int) -> str:
+    return f"answer_{item}"
+
+
+def answer_text(notebook: nbformat.NotebookNode, item: int) -> str:
+    """What the student wrote for `item`: the literal string, else the cell's source."""
+    try:
+        value = written_literal(notebook, answer_cell(item), f"ANSWER_{item}")
+    except Unreadable:
+        cells = [c for c in notebook.cells if grade_id(c) == answer_cell(item)]
+        return cells[-1].source.strip() if cells else ""
+    return value if isinstance(value, str) else repr(value)
+
+
+def graded_notebooks(course: Path, assignment: str) -> dict[str, Path]:
+    """Student -> the autograded notebook of `assignment` (only graded hand-ins take grades)."""
+    root = course / "autograded"
+    found = sorted(root.glob(f"*/{assignment}/{NOTEBOOK}")) if root.is_dir() else []
+    return {path.parents[1].name: path for path in found}
+
+
+def rubric_of(source: str) -> str:
+    """The rubric: the comment lines of a `specific_N` cell's hidden tests, without `# `."""
+    inside, lines = False, []
+    for line in source.splitlines():
+        if line.strip() in HIDDEN:
+            inside = line.strip() == HIDDEN[0]
+        elif inside and line.lstrip().startswith("#"):
+            lines.append(line.lstrip()[1:].removeprefix(" "))
+    return "\n".join(lines)
+
+
+def _from_gradebook(course: Path, assignment: str, items: Sequence[int]):
+    """Each question's rubric and the points of its answer cell, as the gradebook keeps them."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    rubrics, points = {}, {}
+    with Gradebook(gradebook_url(course), COURSE_ID) as gradebook:
+        for item in items:
+            try:
+                source = gradebook.find_source_cell(f"specific_{item}", NOTEBOOK_ID, assignment)
+                cell = gradebook.find_graded_cell(answer_cell(item), NOTEBOOK_ID, assignment)
+            except MissingEntry:
+                raise FiveError(
+                    f"the gradebook has no answer_{item} in {assignment}: run "
+                    f"`nbgrader generate_assignment {assignment}` in {course}"
+                ) from None
+            rubrics[item], points[item] = rubric_of(source.source), float(cell.max_score)
+    return rubrics, points
+
+
+def five(
+    course: Path,
+    assignment: str = ASSIGNMENT,
+    questions: Iterable[int] = QUESTIONS,
+    threshold: float = DEFAULT_THRESHOLD,
+) -> list[Question]:
+    """The answer groups of each question in `questions`, for every autograded hand-in."""
+    course = Path(course).resolve()
+    items = list(questions)
+    if unknown := [i for i in items if i not in QUESTIONS]:
+        first, last = QUESTIONS[0], QUESTIONS[-1]
+        raise FiveError(f"question {unknown[0]} is not one of the five ({first}-{last})")
+    notebooks = graded_notebooks(course, assignment)
+    if not notebooks:
+        raise FiveError(
+            f"no autograded hand-ins of {assignment} in {course}: grade first (viewcopy grade)"
+        )
+    read = {s: nbformat.read(path, as_version=4) for s, path in notebooks.items()}
+    rubrics, points = _from_gradebook(course, assignment, items)
+    grades = read_grades(course, assignment)
+    texts = {q.item: q.text for q in catalogue.QUESTIONS}
+    out = []
+    for item in items:
+        answers = {s: answer_text(nb, item) for s, nb in read.items()}
+        specific = {
+            s: bool((grades.get(s, {}).get(f"specific_{item}") or (0, 0))[0]) for s in read
+        }
+        groups = tuple(group_answers(item, answers, threshold))
+        out.append(Question(item, texts[item], rubrics[item], points[item], groups, specific))
+    return out
+
+
+def as_records(questions: Sequence[Question]) -> list[dict]:
+    """The JSON form: one object per group."""
+    return [
+        {
+            "question": q.item,
+            "group": g.group,
+            "students": list(g.students),
+            "representative": g.representative,
+            "size": g.size,
+            "specific": q.specific_share(g),
+            "max_score": q.max_score,
+            "rubric": q.rubric,
+        }
+        for q in questions
+        for g in q.groups
+    ]
+
+
+def _block(text: str, indent: str) -> str:
+    paragraphs = text.splitlines() or [""]
+    return "\n".join(
+        textwrap.fill(p, WIDTH, initial_indent=indent, subsequent_indent=indent) or indent
+        for p in paragraphs
+    )
+
+
+def as_table(questions: Sequence[Question]) -> str:
+    """The text form: per question, its rubric, then each group (largest first) with its
+    representative answer."""
+    out = []
+    for q in questions:
+        students = sum(g.size for g in q.groups)
+        out.append(
+            f"{q.item}. {q.text}\n   {students} answers in {len(q.groups)} groups; "
+            f"{q.max_score:g} points by hand each"
+        )
+        out.append("   rubric:\n" + "\n".join("     " + line for line in q.rubric.splitlines()))
+        for g in q.groups:
+            members = textwrap.fill(
+                ", ".join(g.students), WIDTH, initial_indent="     students: ",
+                subsequent_indent=" " * 15,
+            )  # fmt: skip
+            said = _block(g.representative, "     > ") if g.representative else "     (empty)"
+            out.append(
+                f"   [{g.group}] {g.size} answer{'s' * (g.size != 1)}, specificity check "
+                f"{q.specific_share(g)}\n{members}\n{said}"
+            )
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def as_json(questions: Sequence[Question]) -> str:
+    return json.dumps(as_records(questions), indent=2, ensure_ascii=False) + "\n"
