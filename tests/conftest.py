@@ -27,6 +27,7 @@ from viewcopy.exercise import catalogue
 from viewcopy.exercise.next_ops import draw
 from viewcopy.exercise.predictions import fingerprint, parse_predictions, rule_problem
 from viewcopy.instructor.synthetic import Student, classify_source
+from viewcopy.instructor.synthetic_answers import EMPTY, PARAPHRASES, SAID_BY_EVERY_CLASS
 from viewcopy.notebook import checks
 
 TWENTY = checks.the_twenty(("cpu",))
@@ -145,6 +146,16 @@ def expected_scores(student: Student) -> dict[str, float | None]:
         expected["test_classify_visible"] = expected_credit(classify, TWENTY, 3)
         expected["test_classify_hidden"] = expected_credit(classify, hidden_traps(), 5)
     return expected
+
+
+def answer_meaning(student: Student, item: int) -> str:
+    """What a profile's answer to `item` means, by where the synthetic bank lists its text
+    (the template left alone is empty)."""
+    source = student.cells.get(f"answer_{item}")
+    text = exec_cell(source, f"ANSWER_{item}").strip() if source else ""
+    said = {t: m for m, t in SAID_BY_EVERY_CLASS.items()}
+    said |= {t: m for m, texts in PARAPHRASES[item].items() for t in texts}
+    return said[text] if text else EMPTY
 
 
 def released_with(student: Student, cell: str) -> bool:
@@ -275,3 +286,71 @@ def stop(process: subprocess.Popen) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+# --- a real PostgreSQL server for gradebooks, started by the tests ------------------------------
+
+
+def postgres_bin() -> Path | None:
+    """The folder of PostgreSQL's server programs (Debian's `postgresql` package), if installed."""
+    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/pg_ctl"))
+    return found[-1].parent if found else None
+
+
+class Postgres:
+    """A PostgreSQL server in a temporary folder on 127.0.0.1 (run as `postgres` when the tests
+    run as root: the server refuses root), with trust authentication for the user `viewcopy`."""
+
+    def __init__(self, bin_dir: Path):
+        import pwd
+        import tempfile
+
+        self.bin = bin_dir
+        self.folder = Path(tempfile.mkdtemp(prefix="viewcopy-pg-"))
+        self.as_user = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        if self.as_user:
+            owner = pwd.getpwnam("postgres")
+            os.chown(self.folder, owner.pw_uid, owner.pw_gid)
+        self.data, self.port = self.folder / "data", free_port()
+        self._run("initdb", "-D", str(self.data), "-A", "trust", "-U", "viewcopy", "-E", "UTF8")
+        options = f"-k {self.folder} -c listen_addresses=127.0.0.1 -p {self.port}"
+        log = str(self.folder / "server.log")
+        self._run("pg_ctl", "-D", str(self.data), "-o", options, "-l", log, "-w", "start")
+
+    def _run(self, program: str, *args: str) -> None:
+        command = [*self.as_user, str(self.bin / program), *args]
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+        if done.returncode != 0:
+            raise RuntimeError(f"{program} failed: {done.stdout}{done.stderr}")
+
+    def database(self, name: str) -> str:
+        """A new, empty database: its SQLAlchemy URL."""
+        self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "viewcopy", name)
+        return f"postgresql://viewcopy@127.0.0.1:{self.port}/{name}"
+
+    def stop(self) -> None:
+        with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):
+            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "stop")
+        import shutil
+
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server for the session. Skipped where none is installed, except that
+    VIEWCOPY_REQUIRE_POSTGRES=1 (CI) fails instead: the PostgreSQL gradebook tests must run."""
+    bin_dir = postgres_bin()
+    problem = None if bin_dir else "PostgreSQL is not installed (apt-get install postgresql)"
+    server = None
+    if bin_dir:
+        try:
+            server = Postgres(bin_dir)
+        except (RuntimeError, OSError, KeyError) as exc:
+            problem = f"PostgreSQL would not start: {exc}"
+    if problem:
+        if os.environ.get("VIEWCOPY_REQUIRE_POSTGRES") == "1":
+            pytest.fail(f"{problem}; VIEWCOPY_REQUIRE_POSTGRES=1 requires it", pytrace=False)
+        pytest.skip(problem)
+    yield server
+    server.stop()

@@ -1,8 +1,10 @@
-"""What a student sees in a real browser: JupyterLab 4 over a filled copy of the release (the
-spreadsheet and score, the live explorer widget, a typo named in the page), then the feedback
-HTML's static diagrams. Headless Chromium through Playwright; screenshots go to artifacts/browser/.
+"""What a student and an instructor see in a real browser: JupyterLab 4 over a filled copy of
+the release (the spreadsheet and score, the live explorer widget, a typo named in the page), the
+feedback HTML's static diagrams, and formgrader's manual grading page of every graded hand-in
+(answers, rubrics and checks without sideways scrolling). Headless Chromium through Playwright;
+screenshots go to artifacts/browser/.
 
-Slow (a JupyterLab server and its kernel, then a whole nbgrader cycle): one to two minutes.
+Slow (a JupyterLab server and its kernel, then the session's graded course): a few minutes.
 """
 
 from __future__ import annotations
@@ -16,12 +18,13 @@ from pathlib import Path
 import nbformat
 import pytest
 from course_notebook import RELEASE, ROOT
+from nbgrader.api import Gradebook
 
-from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, grade_id
+from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, NOTEBOOK_ID, grade_id
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.locking import LOCK_FILE
-from viewcopy.instructor.demo import run_cycle
 from viewcopy.instructor.synthetic import fill, predictions_source, synthetic_class
+from viewcopy.instructor.synthetic_answers import PARAPHRASES, RIGHT
 
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's; Playwright's own download is not used
 CHROMIUM_ARGS = [
@@ -179,9 +182,9 @@ def test_a_typo_is_named_in_the_page_and_nothing_is_locked(student, notebook, fi
     screenshot(student, cell(student, at(notebook, "lock")), shots / "error.png")
 
 
-def test_the_feedback_html_draws_every_missed_item(browser, fifteen, tmp_path_factory, shots):
-    course = tmp_path_factory.mktemp("course")
-    run_cycle(ROOT, course, students=[fifteen], say=print)
+def test_the_feedback_html_draws_every_missed_item(browser, cycle, shots):
+    course, results = cycle
+    fifteen = results["fifteen"].student
     html = course / "feedback" / fifteen.student_id / ASSIGNMENT / NOTEBOOK.replace("ipynb", "html")
     assert "BEGIN HIDDEN TESTS" not in html.read_text(encoding="utf-8")
 
@@ -190,6 +193,7 @@ def test_the_feedback_html_draws_every_missed_item(browser, fifteen, tmp_path_fa
     page.route(re.compile(r"^https?://"), lambda route: route.abort())  # MathJax's CDN: offline
     page.goto(html.as_uri())
     expect(page.locator("body")).not_to_contain_text("BEGIN HIDDEN TESTS")
+    expect(page.locator("body")).not_to_contain_text("Rubric for the 2 points")
     score = page.locator("div.cell", has=page.locator('a[name="score_predictions"]'))
     diagrams = score.locator("svg", has=page.locator('[data-part="verdict"]'))
     expect(diagrams).to_have_count(len(fifteen.wrong_items))
@@ -198,4 +202,56 @@ def test_the_feedback_html_draws_every_missed_item(browser, fifteen, tmp_path_fa
     for diagram in diagrams.all():
         expect(diagram).to_be_visible()
     score.screenshot(path=shots / "feedback.png")
+    page.close()
+
+
+# --- what the instructor sees: formgrader's manual grading page -------------------------------
+
+FIVE = [f"{kind}_{q.item}" for q in catalogue.QUESTIONS for kind in ("answer", "specific")]
+OVERFLOWING = """cell => [cell, ...cell.querySelectorAll('pre, .input_area, .output_subarea')]
+    .filter(node => node.scrollWidth > node.clientWidth + 1)
+    .map(node => `${node.tagName}.${node.className}: ${node.scrollWidth} > ${node.clientWidth}`)"""
+
+
+@pytest.fixture(scope="module")
+def formgrader(request, cycle, tmp_path_factory, shots):
+    """JupyterLab with nbgrader's formgrader, serving a copy of the graded course."""
+    course = tmp_path_factory.mktemp("formgrader") / "course"
+    shutil.copytree(cycle[0], course, ignore=shutil.ignore_patterns("feedback"))
+    server = start_jupyterlab(course, tmp_path_factory.mktemp("jupyter"), shots / "formgrader.log")
+    request.addfinalizer(server.stop)
+    return server
+
+
+def submission_ids(course: Path) -> dict[str, str]:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gradebook:
+        return {s.student.id: s.id for s in gradebook.notebook_submissions(NOTEBOOK_ID, ASSIGNMENT)}
+
+
+def test_formgrader_shows_every_answer_rubric_and_check_without_sideways_scrolling(
+    browser, formgrader, shots
+):
+    page = browser.new_page(viewport=VIEWPORT)
+    keep_console(page, shots / "console-formgrader.log")
+    page.route(re.compile(r"^https?://(?!127\.0\.0\.1)"), lambda route: route.abort())
+    for student, submission in sorted(submission_ids(formgrader.root).items()):
+        page.goto(
+            f"http://127.0.0.1:{formgrader.port}/formgrader/submissions/{submission}/"
+            f"?token={formgrader.token}"
+        )
+        for grade in FIVE:
+            graded = page.locator("div.cell", has=page.locator(f"input#{grade}"))
+            expect(graded).to_have_count(1)
+            assert graded.evaluate(OVERFLOWING) == [], (student, grade)
+            if grade.startswith("specific"):
+                rubric = graded.get_by_text(f"Rubric for the 2 points of answer_{grade[-2:]}")
+                expect(rubric).to_be_visible()
+        if student == "rule_learner":
+            answer = page.locator("div.cell", has=page.locator("input#answer_25"))
+            answer.screenshot(path=shots / "formgrader-answer.png")
+    # the measure can fail: the answer as it was typed, one line, overflows this very page
+    typed = page.locator("div.cell", has=page.locator("input#answer_25"))
+    as_typed = f'ANSWER_25 = """{PARAPHRASES[25][RIGHT][2]}"""'
+    typed.evaluate("(cell, text) => { cell.querySelector('pre').textContent = text; }", as_typed)
+    assert typed.evaluate(OVERFLOWING) != []
     page.close()

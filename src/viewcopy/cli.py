@@ -191,6 +191,7 @@ def run_draw(args: argparse.Namespace) -> str:
 
 def run_demo(args: argparse.Namespace) -> str:
     from viewcopy.instructor.demo import run_cycle, scores_table
+    from viewcopy.instructor.five import five, groups_line
 
     repo, course = Path(args.repo).resolve(), Path(args.course).resolve()
     if not (repo / "nbgrader_config.py").is_file():
@@ -201,6 +202,8 @@ def run_demo(args: argparse.Namespace) -> str:
     feedback = course / "feedback" / "<student>" / ASSIGNMENT / NOTEBOOK.replace(".ipynb", ".html")
     return (
         f"\n{scores_table(results)}\n\n"
+        f"the five by hand: {groups_line(five(course))}\n"
+        f"           group: viewcopy five --course {course} (--apply GRADES.csv grades a group)\n"
         f"feedback:  {feedback}\n"
         f"grades:    {course / 'grades.csv'} (nbgrader export)\n"
         f"gradebook: {course / 'gradebook.db'}; answers 21-25 (?) are graded by hand "

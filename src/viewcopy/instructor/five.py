@@ -139,6 +139,14 @@ def five(
     return out
 
 
+def groups_line(questions: Sequence[Question]) -> str:
+    """How many groups each question's answers make, against how many answers there are."""
+    return "; ".join(
+        f"{q.item}: {len(q.groups)} groups for {sum(g.size for g in q.groups)} answers"
+        for q in questions
+    )
+
+
 def as_records(questions: Sequence[Question]) -> list[dict]:
     """The JSON form: one object per group."""
     return [
