@@ -6,9 +6,12 @@ from __future__ import annotations
 import ast
 
 import nbformat
+from course_notebook import RELEASE, ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, grade_id
+from viewcopy.exercise import catalogue
 from viewcopy.notebook import checks
 from viewcopy.plugins.answer_lines import WIDTH, WrapAnswerLines, wrapped_source
 
@@ -80,3 +83,17 @@ def test_the_specificity_cell_echoes_the_answer_wrapped_word_for_word(capsys):
     assert all(len(line) <= checks.ECHO_WIDTH for line in out.splitlines())
     echoed = out.split("\n\n")[0].removeprefix("ANSWER_22:\n")
     assert "".join(echoed.split()) == "".join(answer.split())
+
+
+def test_the_release_gives_a_triple_quoted_answer_and_the_master_wrapped_rubrics():
+    release = {grade_id(c): c.source for c in nbformat.read(RELEASE, 4).cells}
+    master = {
+        grade_id(c): c.source
+        for c in nbformat.read(ROOT / "source" / ASSIGNMENT / NOTEBOOK, 4).cells
+    }
+    for q in catalogue.QUESTIONS:
+        assert release[f"answer_{q.item}"].startswith(f'ANSWER_{q.item} = """\n"""')
+        rubric = master[f"specific_{q.item}"]
+        assert f"Rubric for the 2 points of answer_{q.item}" in rubric
+        assert all(len(line) <= WIDTH for line in rubric.splitlines())
+        assert all(len(line) <= WIDTH for line in master[f"answer_{q.item}"].splitlines())
