@@ -9,7 +9,13 @@ grader's own measurement, paid once per worker whatever the class size).
 Targets: speed-up of viewcopy grade over nbgrader >= 0.8 x cores; viewcopy grade's cost per
 submission within 1.5x the floor at the same parallelism. The scores of both must be identical.
 
-Run: .venv/bin/python benchmarks/grading.py [--students N] [--jobs J] [--keep DIR]
+With --cluster it measures `viewcopy grade --cluster` instead, on the same N submissions: the
+local pool of J workers against a local Dask cluster of J worker processes (target: the cluster
+costs at most 1.15x the pool, end to end, the cluster's start included), one Dask worker against J
+(target: speed-up >= 0.8 x J), and the coordinator's gradebook writes per second (the bound of the
+throughput model in README). The scores of all three must be identical.
+
+Run: .venv/bin/python benchmarks/grading.py [--students N] [--jobs J] [--keep DIR] [--cluster]
 """
 
 from __future__ import annotations
@@ -95,7 +101,10 @@ def main() -> int:
     parser.add_argument("--students", type=int, default=8 * cores)
     parser.add_argument("--jobs", type=int, default=cores)
     parser.add_argument("--keep", help="build the courses here and keep them")
+    parser.add_argument("--cluster", action="store_true", help="the Dask cluster against the pool")
     args = parser.parse_args()
+    if args.cluster:
+        return cluster_main(args)
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
     root = Path(args.keep or tempfile.mkdtemp(prefix="grading-bench-"))
     try:
@@ -145,6 +154,92 @@ def report(
         met = verdict(ratio <= 1.5)
         print(f"viewcopy grade vs floor, {label}: {ratio:.2f}x (target <= 1.5x: {met})")
     print(f"scores identical to nbgrader autograde: {'yes' if same else 'NO'}")
+
+
+def on_dask(course: Path, workers: int) -> tuple[float, list]:
+    """Seconds for `viewcopy grade --cluster` on a fresh local cluster of `workers` processes,
+    its start included, and the outcomes."""
+    from distributed import LocalCluster
+
+    started = time.perf_counter()
+    with LocalCluster(
+        n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        outcomes = grade(
+            course, ASSIGNMENT, cluster=cluster.scheduler_address, force=True, progress=False
+        )
+    return time.perf_counter() - started, outcomes
+
+
+def write_rate(course: Path, students: list[str], root: Path) -> float:
+    """Hand-ins per second the coordinator writes: nbgrader's rows for each autograded notebook,
+    replayed into a copy of the gradebook, and the autograded folder put in place."""
+    import nbformat
+
+    from viewcopy.course.assignment import NOTEBOOK, course_config, submission_folder
+    from viewcopy.course.autograde_rows import record_autograde
+    from viewcopy.instructor.grade_task import pack, unpack
+
+    replay = root / "replay"
+    shutil.copytree(course, replay, ignore=shutil.ignore_patterns("autograded", "grade_logs"))
+    config, url = course_config(replay), f"sqlite:///{replay / 'gradebook.db'}"
+    graded = {
+        s: pack(course / "autograded" / s / ASSIGNMENT)
+        for s in students
+        if (course / "autograded" / s / ASSIGNMENT).is_dir()
+    }
+    started = time.perf_counter()
+    for student_id, files in graded.items():
+        stamp = (submission_folder(replay, student_id) / "timestamp.txt").read_text().strip()
+        notebook = nbformat.reads(files[NOTEBOOK][1].decode(), as_version=4)
+        name = NOTEBOOK.removesuffix(".ipynb")
+        record_autograde(url, config, ASSIGNMENT, student_id, stamp, {name}, {name: notebook})
+        unpack(files, replay / "autograded" / student_id / ASSIGNMENT)
+    return len(graded) / (time.perf_counter() - started)
+
+
+def cluster_main(args) -> int:
+    """The pool against the cluster, and one Dask worker against `jobs`."""
+    root = Path(args.keep or tempfile.mkdtemp(prefix="grading-bench-"))
+    jobs = args.jobs
+    try:
+        course = root / "course"
+        print(f"building {args.students} submissions in {root} ...", flush=True)
+        students = build_class(course, args.students)
+        print(f"local pool, --jobs {jobs} ...", flush=True)
+        pool_s, _ = timed(
+            lambda: grade(course, ASSIGNMENT, jobs=jobs, force=True, progress=False, say=print)
+        )
+        pool_scores = scores(course, students)
+        print(f"local Dask cluster, {jobs} workers ...", flush=True)
+        many_s, outcomes = on_dask(course, jobs)
+        same = scores(course, students) == pool_scores
+        print("local Dask cluster, 1 worker ...", flush=True)
+        one_s, _ = on_dask(course, 1)
+        same = same and scores(course, students) == pool_scores
+        rate = write_rate(course, students, root)
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
+    n = len(students)
+    graded = sum(o.status == GRADED for o in outcomes)
+    per_hand_in = sum(o.seconds for o in outcomes) / max(graded, 1)
+    print(f"\n{n} submissions, {os.cpu_count()} cores; {graded}/{n} graded on the cluster")
+    for name, wall in (
+        (f"local pool, {jobs} workers", pool_s),
+        (f"Dask cluster, {jobs} workers", many_s),
+        ("Dask cluster, 1 worker", one_s),
+    ):
+        print(f"{name:<28}{wall:>8.1f}s{wall / n:>8.2f}s per submission")
+    cost, speedup = many_s / pool_s, one_s / many_s
+    print(f"cluster vs pool: {cost:.2f}x (target <= 1.15x: {verdict(cost <= 1.15)})")
+    target = 0.8 * jobs
+    met = verdict(speedup >= target)
+    print(f"{jobs} workers vs 1: {speedup:.2f}x (target >= {target:.1f}x: {met})")
+    print(f"one hand-in on a worker: {per_hand_in:.2f}s (nbgrader's autograde, kernel included)")
+    print(f"coordinator writes: {rate:.1f} hand-ins/s (gradebook rows and autograded folder)")
+    print(f"scores identical across the three runs: {'yes' if same else 'NO'}")
+    return 0
 
 
 def verdict(met: bool) -> str:

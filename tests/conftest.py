@@ -326,7 +326,7 @@ class Postgres:
     def database(self, name: str) -> str:
         """A new, empty database: its SQLAlchemy URL."""
         self._run("createdb", "-h", "127.0.0.1", "-p", str(self.port), "-U", "viewcopy", name)
-        return f"postgresql://viewcopy@127.0.0.1:{self.port}/{name}"
+        return f"postgresql+psycopg2://viewcopy@127.0.0.1:{self.port}/{name}"
 
     def stop(self) -> None:
         with contextlib.suppress(RuntimeError, subprocess.TimeoutExpired):

@@ -18,7 +18,8 @@ from viewcopy.course.assignment import (
     read_grades,
     run_nbgrader,
 )
-from viewcopy.instructor.grade import DEFAULT_LIMIT_S, SANDBOXED, grade, outcomes_summary
+from viewcopy.instructor.grade import DEFAULT_LIMIT_S, SANDBOXED, grade
+from viewcopy.instructor.grade_record import outcomes_summary
 from viewcopy.instructor.synthetic import Student, hand_in, synthetic_class
 from viewcopy.plugins.sandbox import bwrap_problem
 

@@ -10,39 +10,34 @@ lets the submissions in flight finish before it stops (a second Ctrl-C abandons 
 from __future__ import annotations
 
 import contextlib
-import csv
 import fnmatch
 import multiprocessing
 import os
-import shutil
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from viewcopy.instructor.grade_worker import STOP, Graded, serve
+from viewcopy.engine.devices import available_devices
+from viewcopy.instructor.grade_record import (
+    FAILED,
+    GRADED,
+    INTERRUPTED,
+    SKIPPED,
+    GradeError,
+    HandInOutcome,
+    discard_partial,
+    record_path,
+    write_record,
+)
+from viewcopy.instructor.grade_worker import STOP, Graded, kill_tree, serve
 from viewcopy.plugins.sandbox import Cgroups, Limits, bwrap_problem, describe
 
-GRADED, FAILED, SKIPPED, INTERRUPTED = "graded", "failed", "skipped", "interrupted"
 DEFAULT_LIMIT_S = 900
 SANDBOXED = Limits()
-
-
-@dataclass(frozen=True)
-class HandInOutcome:
-    """One student's line in the grading record."""
-
-    student_id: str
-    status: str
-    seconds: float = 0.0
-    reason: str = ""
-
-
-class GradeError(RuntimeError):
-    """The command cannot start (no course, no submissions, bad options)."""
+LOCAL = "local"
 
 
 def submitted_students(course: Path, assignment: str, pattern: str = "*") -> list[str]:
@@ -72,21 +67,6 @@ def up_to_date(course: Path, assignment: str, student_id: str) -> bool:
         return False
     new, old = _timestamp(course / "submitted" / student_id / assignment), _timestamp(graded)
     return not (new is not None and old is not None and new > old)
-
-
-def kill_tree(pid: int) -> None:
-    """Kill a worker and everything it started (kernels run in sessions of their own)."""
-    import psutil
-
-    try:
-        parent = psutil.Process(pid)
-        processes = [*parent.children(recursive=True), parent]
-    except psutil.NoSuchProcess:
-        return
-    for process in processes:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            process.kill()
-    psutil.wait_procs(processes, timeout=10)
 
 
 class Worker:
@@ -122,11 +102,6 @@ class Worker:
         kill_tree(self.process.pid)
         self.process.join(timeout=10)
         self.connection.close()
-
-
-def discard_partial(course: Path, assignment: str, student_id: str) -> None:
-    """What nbgrader does with a failed submission: no half-written autograded folder stays."""
-    shutil.rmtree(course / "autograded" / student_id / assignment, ignore_errors=True)
 
 
 class Pool:
@@ -199,7 +174,12 @@ class Pool:
                 status = GRADED if message.success else FAILED
                 if not message.success:
                     discard_partial(self.course, self.assignment, message.student_id)
-                done(HandInOutcome(message.student_id, status, message.seconds, message.reason))
+                devices = "+".join(message.devices)
+                done(
+                    HandInOutcome(
+                        message.student_id, status, message.seconds, message.reason, devices, LOCAL
+                    )
+                )
                 worker.student_id = None
 
     def _record(self, graded: Graded) -> None:
@@ -249,32 +229,6 @@ def _startup_failure(log: Path) -> str:
     return "a grading process could not start nbgrader in this course:\n" + "\n".join(tail)
 
 
-def write_record(path: Path, outcomes: Iterable[HandInOutcome]) -> None:
-    """The run's record: one row per student, with the reason for each failure."""
-    with path.open("w", newline="", encoding="utf-8") as sink:
-        writer = csv.writer(sink)
-        writer.writerow(["student_id", "status", "seconds", "reason"])
-        for o in sorted(outcomes, key=lambda o: o.student_id):
-            writer.writerow([o.student_id, o.status, f"{o.seconds:.2f}", o.reason])
-
-
-def read_record(path: Path) -> dict[str, HandInOutcome]:
-    """The last run's record (write_record's CSV), by student; empty when there is none."""
-    if not path.is_file():
-        return {}
-    with path.open(newline="", encoding="utf-8") as source:
-        return {
-            row["student_id"]: HandInOutcome(
-                row["student_id"], row["status"], float(row["seconds"]), row["reason"]
-            )
-            for row in csv.DictReader(source)
-        }
-
-
-def record_path(course: Path, assignment: str) -> Path:
-    return course / "grade_logs" / assignment / "record.csv"
-
-
 def grade(
     course: Path,
     assignment: str,
@@ -286,11 +240,16 @@ def grade(
     progress: bool = True,
     sandbox: Limits | None = SANDBOXED,
     say: Callable[[str], None] = print,
+    cluster: str | None = None,
+    devices: Sequence[str] = (),
 ) -> list[HandInOutcome]:
     """Autograde every matching submission of `assignment` in `course`: one outcome per student.
 
     With `sandbox` (the default) every kernel runs in bubblewrap under those limits; None grades
-    with the instructor's rights, as plain `nbgrader autograde` does.
+    with the instructor's rights, as plain `nbgrader autograde` does. With `cluster` (a Dask
+    scheduler's address) each hand-in is one task on its workers, and this process alone writes
+    the gradebook and autograded/. `devices` (cpu, cuda) are those every hand-in's hidden tests
+    must run on: nothing is graded where they are missing.
     """
     course = course.resolve()
     if not (course / "nbgrader_config.py").is_file():
@@ -306,10 +265,7 @@ def grade(
     ]
     logs = course / "grade_logs" / assignment
     logs.mkdir(parents=True, exist_ok=True)
-    if todo:
-        say(_isolation(sandbox))
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(todo) or 1))
-    bar = _progress_bar(len(todo), jobs, progress)
+    bar = None
 
     def done(outcome: HandInOutcome) -> None:
         outcomes.append(outcome)
@@ -319,16 +275,47 @@ def grade(
 
     try:
         if todo:
-            pool = Pool(course, assignment, jobs, limit_s, logs, sandbox)
+            pool = _open_pool(
+                course,
+                assignment,
+                len(todo),
+                jobs,
+                limit_s,
+                logs,
+                sandbox,
+                say,
+                cluster,
+                tuple(devices),
+            )
+            bar = _progress_bar(len(todo), pool.slots, progress)
             try:
                 pool.run(todo, done)
             finally:
                 pool.close()
     finally:
-        bar.close()
+        if bar is not None:
+            bar.close()
         write_record(record_path(course, assignment), outcomes)
         Cgroups.sweep()
     return sorted(outcomes, key=lambda o: o.student_id)
+
+
+def _open_pool(course, assignment, count, jobs, limit_s, logs, sandbox, say, cluster, devices):
+    """The local pool, or the cluster's; GradeError, before anything is graded, when it cannot
+    grade as asked."""
+    if cluster:
+        from viewcopy.instructor.cluster import ClusterPool
+
+        return ClusterPool(course, assignment, cluster, limit_s, logs, sandbox, devices, say)
+    missing = [d for d in devices if d not in available_devices()]
+    if missing:
+        raise GradeError(
+            f"--devices asks for {', '.join(missing)}, which this machine does not have: grade "
+            "on a cluster with such a worker (--cluster), or leave it out of --devices"
+        )
+    say(_isolation(sandbox))
+    jobs = max(1, min(jobs or os.cpu_count() or 1, count))
+    return Pool(course, assignment, jobs, limit_s, logs, sandbox)
 
 
 def _isolation(sandbox: Limits | None) -> str:
@@ -357,15 +344,3 @@ def _progress_bar(total: int, jobs: int, enabled: bool):
         disable=not enabled,
         smoothing=0.1,
     )
-
-
-def outcomes_summary(outcomes: Sequence[HandInOutcome]) -> str:
-    """Counts by status, then every student that was not graded, with the reason."""
-    counts = {s: sum(o.status == s for o in outcomes) for s in (GRADED, FAILED, SKIPPED)}
-    lines = [", ".join(f"{n} {s}" for s, n in counts.items())]
-    lines += [
-        f"  {o.student_id}: {o.status}: {o.reason}"
-        for o in outcomes
-        if o.status in (FAILED, INTERRUPTED)
-    ]
-    return "\n".join(lines)

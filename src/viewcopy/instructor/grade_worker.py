@@ -4,6 +4,7 @@ at a time with nbgrader's own API (the call formgrader makes), for as long as it
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -14,6 +15,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from viewcopy.engine.devices import available_devices
 from viewcopy.plugins.sandbox import Limits
 
 STOP = None
@@ -37,6 +39,8 @@ class Graded:
     seconds: float
     reason: str
     log: str
+    devices: tuple[str, ...] = ()
+    """The devices the grading process had: the hidden tests ran on each."""
 
 
 def gradebook_url(url: str, busy_timeout: int = 300) -> str:
@@ -57,6 +61,21 @@ def failure_reason(text: str) -> str:
         return "nbgrader could not grade it (see its log)"
     name, line = found[0]
     return f"{FRIENDLY[name]} ({line})" if name in FRIENDLY else line
+
+
+def kill_tree(pid: int) -> None:
+    """Kill a process and everything it started (kernels run in sessions of their own)."""
+    import psutil
+
+    try:
+        parent = psutil.Process(pid)
+        processes = [*parent.children(recursive=True), parent]
+    except psutil.NoSuchProcess:
+        return
+    for process in processes:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            process.kill()
+    psutil.wait_procs(processes, timeout=10)
 
 
 class _CheckedSchemas:
@@ -83,9 +102,9 @@ class _CheckedSchemas:
         return getattr(self._jsonschema, name)
 
 
-def load_api(course: Path, limits: Limits | None):
+def load_api(course: Path, limits: Limits | None, db_url: str | None = None):
     """nbgrader's API over the course, configured as `nbgrader` run in `course` would be; with
-    `limits`, every kernel runs in the sandbox under them."""
+    `limits`, every kernel runs in the sandbox under them; with `db_url`, on that gradebook."""
     from nbgrader.apps import NbGraderAPI, NbGraderApp
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.nbgraderformat import common
@@ -96,7 +115,7 @@ def load_api(course: Path, limits: Limits | None):
     app.initialize([])
     config = app.config
     coursedir = CourseDirectory(config=config)
-    config.CourseDirectory.db_url = gradebook_url(coursedir.db_url)
+    config.CourseDirectory.db_url = gradebook_url(db_url or coursedir.db_url)
     if limits is not None:
         from viewcopy.plugins.sandboxed_kernel import sandbox_config
 
@@ -121,6 +140,7 @@ def serve(
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s [%(levelname)s] %(message)s"))
     api.log.addHandler(handler)
+    devices = available_devices()
     connection.send("ready")
     while (student_id := connection.recv()) is not STOP:
         started = time.perf_counter()
@@ -133,5 +153,6 @@ def serve(
                 time.perf_counter() - started,
                 "" if result["success"] else failure_reason(log),
                 log,
+                devices,
             )
         )
