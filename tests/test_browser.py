@@ -23,6 +23,8 @@ from nbgrader.api import Gradebook
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, NOTEBOOK_ID, grade_id
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.locking import LOCK_FILE
+from viewcopy.instructor.five import five
+from viewcopy.instructor.five_grades import apply_grades, check_rows
 from viewcopy.instructor.synthetic import fill, predictions_source, synthetic_class
 from viewcopy.instructor.synthetic_answers import PARAPHRASES, RIGHT
 
@@ -129,7 +131,7 @@ def student(browser, lab, notebook, shots):
     except (AssertionError, Error):
         page.screenshot(path=shots / "run-all-failed.png")
         raise
-    said = output_area(page, stop).inner_text()
+    said = output_area(page, stop).text_content()  # laid out or not (cells off screen are skipped)
     assert "problem" in said and "in NEXT_PREDICTIONS" in said and "missing" in said, said
     yield page
     page.close()
@@ -207,6 +209,7 @@ def test_the_feedback_html_draws_every_missed_item(browser, cycle, shots):
 
 # --- what the instructor sees: formgrader's manual grading page -------------------------------
 
+APPLIED = "Strides and storage, and the copy: exactly."
 FIVE = [f"{kind}_{q.item}" for q in catalogue.QUESTIONS for kind in ("answer", "specific")]
 OVERFLOWING = """cell => [cell, ...cell.querySelectorAll('pre, .input_area, .output_subarea')]
     .filter(node => node.scrollWidth > node.clientWidth + 1)
@@ -218,6 +221,10 @@ def formgrader(request, cycle, tmp_path_factory, shots):
     """JupyterLab with nbgrader's formgrader, serving a copy of the graded course."""
     course = tmp_path_factory.mktemp("formgrader") / "course"
     shutil.copytree(cycle[0], course, ignore=shutil.ignore_patterns("feedback"))
+    questions = five(course, questions=[21])
+    group = next(g for g in questions[0].groups if "perfect" in g.students)
+    row = {"question": "21", "group": group.group, "score": "1.5", "comment": APPLIED}
+    apply_grades(course, check_rows([row], questions))
     server = start_jupyterlab(course, tmp_path_factory.mktemp("jupyter"), shots / "formgrader.log")
     request.addfinalizer(server.stop)
     return server
@@ -234,11 +241,10 @@ def test_formgrader_shows_every_answer_rubric_and_check_without_sideways_scrolli
     page = browser.new_page(viewport=VIEWPORT)
     keep_console(page, shots / "console-formgrader.log")
     page.route(re.compile(r"^https?://(?!127\.0\.0\.1)"), lambda route: route.abort())
+    base = f"http://127.0.0.1:{formgrader.port}"
+    page.goto(f"{base}/tree?token={formgrader.token}")  # logged in: formgrader's API needs it
     for student, submission in sorted(submission_ids(formgrader.root).items()):
-        page.goto(
-            f"http://127.0.0.1:{formgrader.port}/formgrader/submissions/{submission}/"
-            f"?token={formgrader.token}"
-        )
+        page.goto(f"{base}/formgrader/submissions/{submission}/")
         for grade in FIVE:
             graded = page.locator("div.cell", has=page.locator(f"input#{grade}"))
             expect(graded).to_have_count(1)
@@ -246,6 +252,9 @@ def test_formgrader_shows_every_answer_rubric_and_check_without_sideways_scrolli
             if grade.startswith("specific"):
                 rubric = graded.get_by_text(f"Rubric for the 2 points of answer_{grade[-2:]}")
                 expect(rubric).to_be_visible()
+        if student == "perfect":  # graded with its group by `viewcopy five --apply`
+            expect(page.locator("input#answer_21")).to_have_value("1.5")
+            expect(page.locator("textarea#answer_21-comment")).to_have_value(APPLIED)
         if student == "rule_learner":
             answer = page.locator("div.cell", has=page.locator("input#answer_25"))
             answer.screenshot(path=shots / "formgrader-answer.png")
