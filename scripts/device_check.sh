@@ -80,7 +80,7 @@ else
 fi
 
 if [ "$has_cuda" != True ]; then
-    for path in costs probe copies classify-checks; do say SKIP "$path" "no CUDA device"; done
+    for path in costs probe copies classify-checks gpu-lane; do say SKIP "$path" "no CUDA device"; done
 else
     # (c) what a copy costs, on CUDA
     if step costs 90 "$PY" -c 'import pandas as pd
@@ -137,6 +137,17 @@ sys.exit((e["verdict"], e["device"]) != ("copy", "cuda"))
         fi
     else
         say FAIL classify-checks "$(counts classify) (pytest exit $rc)"
+    fi
+
+    # (g) the GPU lane: a Dask worker with --resources GPU=1 grades a hand-in on cpu+cuda
+    if step gpu-lane 300 "$PY" -m pytest -q -p no:cacheprovider -rs tests/test_cluster.py -k cuda; then
+        if grep -qE '^2 passed' "$work/gpu-lane.out"; then
+            say PASS gpu-lane "$(counts gpu-lane): graded on the GPU worker, on cpu+cuda"
+        else
+            say FAIL gpu-lane "$(counts gpu-lane): the cluster tests did not run"
+        fi
+    else
+        say FAIL gpu-lane "$(counts gpu-lane) (pytest exit $rc)"
     fi
 fi
 

@@ -4,7 +4,8 @@ Each worker process (viewcopy.instructor.grade_worker) pays nbgrader's start-up 
 one student after another through nbgrader's own API, so gradebook rows and autograded notebooks are
 what `nbgrader autograde` makes. The parent hands out students, enforces a wall-clock limit per
 submission (a hang or a kernel killed by the student's code fails that student only), and on Ctrl-C
-lets the submissions in flight finish before it stops (a second Ctrl-C abandons them).
+lets the submissions in flight finish before it stops (a second Ctrl-C abandons them). With a
+cluster, viewcopy.instructor.cluster takes the pool's place: the same outcomes, record and bar.
 """
 
 from __future__ import annotations
