@@ -188,3 +188,13 @@ def test_the_grading_notebook_runs_and_shows_a_board_per_question(course):
     assert not [o for o in outputs if o.output_type == "error"]
     boards = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert len(boards) == len(QUESTIONS)
+
+
+def test_nothing_graded_or_a_question_outside_the_five_is_one_clear_error(cycle, tmp_path, capsys):
+    assert cli.main(["five", "--course", str(tmp_path)]) == 2
+    assert "no autograded hand-ins" in capsys.readouterr().err
+    assert cli.main(["five", "--course", str(cycle[0]), "--question", "26"]) == 2
+    assert "question 26 is not one of the five (21-25)" in capsys.readouterr().err
+    missing = cycle[0] / "no-such.csv"
+    assert cli.main(["five", "--course", str(cycle[0]), "--apply", str(missing)]) == 2
+    assert f"cannot read {missing}" in capsys.readouterr().err
