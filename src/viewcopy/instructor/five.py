@@ -131,9 +131,7 @@ def five(
     out = []
     for item in items:
         answers = {s: answer_text(nb, item) for s, nb in read.items()}
-        specific = {
-            s: bool((grades.get(s, {}).get(f"specific_{item}") or (0, 0))[0]) for s in read
-        }
+        specific = {s: bool((grades.get(s, {}).get(f"specific_{item}") or (0, 0))[0]) for s in read}
         groups = tuple(group_answers(item, answers, threshold))
         out.append(Question(item, texts[item], rubrics[item], points[item], groups, specific))
     return out
