@@ -289,6 +289,20 @@ def test_cuda_without_a_gpu_worker_stops_with_one_line_and_grades_nothing(built,
     assert gradebook_rows(gradebook_url(course)) == {}
 
 
+def test_devices_are_checked_before_anything_is_graded_locally_too(built, tmp_path):
+    import torch
+
+    from viewcopy.cli import main
+
+    with pytest.raises(SystemExit):
+        main(["grade", "--devices", "cpu,tpu"])
+    if not torch.cuda.is_available():
+        course = copy_of(built, tmp_path / "course")
+        with pytest.raises(GradeError, match="cuda, which this machine does not have"):
+            grade(course, ASSIGNMENT, devices=("cpu", "cuda"), progress=False)
+        assert not (course / "autograded").exists()
+
+
 def test_cuda_hand_ins_go_only_to_a_worker_declaring_a_gpu(built, cluster, tmp_path):
     import torch
 

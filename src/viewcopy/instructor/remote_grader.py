@@ -48,13 +48,13 @@ def _inside(folder: Path):
 class Workspace:
     """A private course folder on this worker, and nbgrader's API over it."""
 
-    def __init__(self, parcel: CourseParcel):
+    def __init__(self, parcel: CourseParcel, base: str):
         self.parcel = parcel
         tools = str(Path(sys.executable).parent)  # nbgrader calls `alembic` by name
         if tools not in os.environ["PATH"].split(os.pathsep):
             os.environ["PATH"] = os.pathsep.join([tools, os.environ["PATH"]])
         os.environ.pop("NBGRADER_EXECUTION", None)
-        self.root = Path(tempfile.mkdtemp(prefix="viewcopy-course-"))
+        self.root = Path(tempfile.mkdtemp(prefix="viewcopy-course-", dir=base))
         (self.root / "nbgrader_config.py").write_bytes(parcel.config)
         unpack(parcel.source, self.root / "source" / parcel.assignment)
         self.template = self.root / "assignment.db"
@@ -145,34 +145,33 @@ def grade_hand_in(course: CourseParcel, hand_in: HandInParcel, stop: str) -> Gra
     (the Dask Event `stop`, set by a first Ctrl-C)."""
     from distributed import Event, get_worker
 
-    worker = get_worker().address
+    worker = get_worker()
     with _ONE_AT_A_TIME:
         if Event(stop).is_set():
             nothing = Graded(hand_in.student_id, False, 0.0, STOPPED, "")
-            return GradedParcel(nothing, {}, worker, ran=False)
-        return _workspace(course).grade(hand_in, worker)
+            return GradedParcel(nothing, {}, worker.address, ran=False)
+        return _workspace(course, worker.local_directory).grade(hand_in, worker.address)
 
 
-def _workspace(course: CourseParcel) -> Workspace:
-    """This process's workspace for the course, made on its first hand-in; an older course's is
-    removed."""
+def _workspace(course: CourseParcel, base: str) -> Workspace:
+    """This process's workspace for the course, made on its first hand-in in the worker's own
+    folder (which Dask removes with the worker); an older course's is removed."""
     if course.key not in _WORKSPACES:
         for old in _WORKSPACES.values():
             old.remove()
         _WORKSPACES.clear()
-        _WORKSPACES[course.key] = Workspace(course)
+        _WORKSPACES[course.key] = Workspace(course, base)
     return _WORKSPACES[course.key]
 
 
 def inspect_worker(sandboxed: bool, limits) -> dict:
     """What the coordinator asks every worker before it sends work: can it sandbox (and
-    under which limits), which devices it has, which versions it runs."""
+    under which limits), which versions it runs."""
     from importlib.metadata import version
 
     problem = bwrap_problem() if sandboxed else None
     return {
         "sandbox": problem,
         "describe": describe(limits) if sandboxed and problem is None else "",
-        "devices": available_devices(),
         "versions": {name: version(name) for name in ("viewcopy", "nbgrader")},
     }
