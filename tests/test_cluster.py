@@ -26,12 +26,15 @@ from course_notebook import ROOT
 from viewcopy.course.assignment import (
     ASSIGNMENT,
     NOTEBOOK,
+    NOTEBOOK_ID,
     build_course,
     enrol,
     gradebook_url,
     read_grades,
     run_nbgrader,
 )
+from viewcopy.instructor.five import five
+from viewcopy.instructor.five_grades import apply_grades, check_rows
 from viewcopy.instructor.grade import FAILED, GRADED, SKIPPED, grade
 from viewcopy.instructor.grade_record import GradeError
 from viewcopy.instructor.synthetic import Student, hand_in, synthetic_class
@@ -276,6 +279,23 @@ def test_a_postgresql_gradebook_is_graded_as_plain_nbgrader_on_the_cluster_and_l
         ("kills_kernel", "perfect"), "local"
     )
     assert_graded_as_plain(course, plain, [*KEPT, "kills_kernel"])
+    five_applied_in(course)
+
+
+def five_applied_in(course: Path) -> None:
+    """`viewcopy five --apply` writes a group's grade where the course keeps its gradebook."""
+    from nbgrader.api import Gradebook
+
+    (question,) = five(course, questions=[21])
+    group = next(g for g in question.groups if "perfect" in g.students)
+    row = {"question": "21", "group": group.group, "score": "2", "comment": "in PostgreSQL"}
+    apply_grades(course, check_rows([row], [question]))
+    with Gradebook(gradebook_url(course)) as gradebook:
+        for student in KEPT:
+            score = gradebook.find_grade("answer_21", NOTEBOOK_ID, ASSIGNMENT, student)
+            comment = gradebook.find_comment("answer_21", NOTEBOOK_ID, ASSIGNMENT, student)
+            given = (2, "in PostgreSQL") if student in group.students else (None, None)
+            assert (score.manual_score, comment.manual_comment) == given, student
 
 
 def test_cuda_without_a_gpu_worker_stops_with_one_line_and_grades_nothing(built, cluster, tmp_path):
