@@ -198,3 +198,15 @@ def test_nothing_graded_or_a_question_outside_the_five_is_one_clear_error(cycle,
     missing = cycle[0] / "no-such.csv"
     assert cli.main(["five", "--course", str(cycle[0]), "--apply", str(missing)]) == 2
     assert f"cannot read {missing}" in capsys.readouterr().err
+
+
+def test_the_table_shows_every_group_rubric_and_representative_within_100_columns(cycle, capsys):
+    course, _ = cycle
+    assert cli.main(["five", "--course", str(course)]) == 0
+    table = capsys.readouterr().out
+    assert all(len(line) <= 100 for line in table.splitlines())
+    for question in five(course):
+        assert question.rubric.splitlines()[0] in table
+        for group in question.groups:
+            assert f"[{group.group}] {group.size} answer" in table
+            assert " ".join(group.representative.split()[:4]) in " ".join(table.split())

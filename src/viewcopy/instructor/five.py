@@ -177,8 +177,9 @@ def as_table(questions: Sequence[Question]) -> str:
     out = []
     for q in questions:
         students = sum(g.size for g in q.groups)
+        heading = textwrap.fill(f"{q.item}. {q.text}", WIDTH, subsequent_indent="    ")
         out.append(
-            f"{q.item}. {q.text}\n   {students} answers in {len(q.groups)} groups; "
+            f"{heading}\n   {students} answers in {len(q.groups)} groups; "
             f"{q.max_score:g} points by hand each"
         )
         out.append("   rubric:\n" + "\n".join("     " + line for line in q.rubric.splitlines()))
