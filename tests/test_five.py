@@ -9,14 +9,11 @@ import hashlib
 import json
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
-import nbformat
 import pytest
-from conftest import answer_meaning
+from conftest import answer_meaning, run_on_course
 from course_notebook import ROOT
-from nbclient import NotebookClient
 from nbgrader.api import Gradebook
 
 from viewcopy import cli
@@ -171,21 +168,7 @@ def test_the_board_applies_a_group_from_its_row(course):
 
 
 def test_the_grading_notebook_runs_and_shows_a_board_per_question(course):
-    notebook = nbformat.read(BOARD_NOTEBOOK, as_version=4)
-    assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
-    first = next(c for c in notebook.cells if c.cell_type == "code")
-    first.source, replaced = re.subn(
-        r"(?m)^COURSE = .*$", f"COURSE = {str(course)!r}", first.source
-    )
-    assert replaced == 1
-    NotebookClient(
-        notebook,
-        timeout=300,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(BOARD_NOTEBOOK.parent)}},
-    ).execute(stderr=subprocess.DEVNULL)
-    outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
-    assert not [o for o in outputs if o.output_type == "error"]
+    outputs = run_on_course(BOARD_NOTEBOOK, repr(str(course)))
     boards = [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert len(boards) == len(QUESTIONS)
 

@@ -11,17 +11,14 @@ import ast
 import contextlib
 import csv
 import json
-import re
-import subprocess
 from collections import Counter
 from pathlib import Path
 
 import nbformat
 import pytest
 import torch
-from conftest import TWENTY, answer_meaning, classify_oracle, student_classify
+from conftest import TWENTY, answer_meaning, classify_oracle, run_on_course, student_classify
 from course_notebook import RELEASE, ROOT, hidden_traps
-from nbclient import NotebookClient
 
 from viewcopy import cli
 from viewcopy.course.assignment import CLASSIFY_CELLS, NOTEBOOK
@@ -408,21 +405,7 @@ def test_the_report_command_writes_beside_the_course_and_exits_0(graded, capsys)
 
 def test_the_report_notebook_runs_on_the_course_and_shows_every_figure(graded):
     course, _, _ = graded
-    notebook = nbformat.read(REPORT_NOTEBOOK, as_version=4)
-    assert all(not c.get("outputs") for c in notebook.cells if c.cell_type == "code")
-    first = next(c for c in notebook.cells if c.cell_type == "code")
-    first.source, replaced = re.subn(
-        r"(?m)^COURSE = .*$", f"COURSE = Path({str(course)!r})", first.source
-    )
-    assert replaced == 1
-    NotebookClient(
-        notebook,
-        timeout=300,
-        kernel_name="python3",
-        resources={"metadata": {"path": str(REPORT_NOTEBOOK.parent)}},
-    ).execute(stderr=subprocess.DEVNULL)
-    outputs = [o for c in notebook.cells if c.cell_type == "code" for o in c.outputs]
-    assert not [o for o in outputs if o.output_type == "error"]
+    outputs = run_on_course(REPORT_NOTEBOOK, f"Path({str(course)!r})")
     images = [o for o in outputs if "image/png" in o.get("data", {})]
     assert len(images) == len(FIGURES)
     tables = "".join(o.get("data", {}).get("text/html", "") for o in outputs)
