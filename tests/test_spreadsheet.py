@@ -5,7 +5,7 @@ import pytest
 from conftest import numpy_oracle
 
 import viewcopy
-from viewcopy.display.spreadsheet import RIGHT, WRONG
+from viewcopy.display.table import RIGHT, WRONG
 from viewcopy.exercise import catalogue
 
 
@@ -46,17 +46,18 @@ def test_evidence_column_names_bytes_for_copies(revealed):
     assert revealed.frame.loc[1, "evidence (x, cpu)"].startswith("same storage, offset 6")
 
 
-def test_styler_colours_right_and_wrong_rows(revealed):
-    html = revealed.styler().to_html()
+def test_rows_are_tinted_right_and_wrong_with_inline_styles(revealed):
+    html = revealed._repr_html_()
+    body = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
     colour_of_row = {}
-    for selectors, colour in re.findall(r"([^{}]+)\{[^}]*background-color: (#\w+);", html):
-        for row in re.findall(r"_row(\d+)_col", selectors):
-            colour_of_row.setdefault(int(row) + 1, set()).add(colour)
+    for item, row in re.findall(r"<tr><th[^>]*>(\d+)</th>(.*?)</tr>", body):
+        colour_of_row[int(item)] = set(re.findall(r"background-color: (#\w+)", row))
     wrong = {item for item, colours in colour_of_row.items() if colours == {WRONG}}
     right = {item for item, colours in colour_of_row.items() if colours == {RIGHT}}
     assert wrong == {1, 3, 8, 13, 20}
     assert right == set(range(1, 21)) - wrong
-    assert revealed._repr_html_().startswith("<p><b>15/20")
+    assert "<style" not in html  # tints are inline: they survive the sanitizer
+    assert html.startswith("<p><b>15/20")
 
 
 def test_csv_round_trip_keeps_every_row(revealed, workdir):

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 import pandas as pd
 
 from viewcopy.display.draw import Diagram
-from viewcopy.display.spreadsheet import evidence_summary, tinted, with_lock_record
+from viewcopy.display.spreadsheet import evidence_summary, with_lock_record
+from viewcopy.display.table import sheet_table
 from viewcopy.engine.evidence import Evidence
 from viewcopy.engine.explain import explain
 from viewcopy.exercise.locking import LockStatus
@@ -71,7 +72,7 @@ class NextSheet:
     def _repr_html_(self) -> str:
         misses = [op for op in self.ops if self.right().get(op.id) is False]
         diagrams = "".join(Diagram(self.evidence[op.id]).html() for op in misses)
-        table = tinted(self.frame, self.evidence is not None).to_html()
+        table = sheet_table(self.frame, self.evidence is not None)
         return f"<p><b>{html.escape(self.headline())}</b></p>{table}{diagrams}"
 
     def _repr_mimebundle_(self, include=None, exclude=None):

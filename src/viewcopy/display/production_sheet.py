@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from viewcopy.display.spreadsheet import tinted, with_lock_record
+from viewcopy.display.spreadsheet import with_lock_record
+from viewcopy.display.table import sheet_table
 from viewcopy.exercise.locking import LockStatus
 from viewcopy.exercise.production import ProductionProfile, forward_listing
 
@@ -54,7 +55,7 @@ class ProductionSheet:
         )
 
     def _repr_html_(self) -> str:
-        table = tinted(self.frame, self.profile is not None).to_html()
+        table = sheet_table(self.frame, self.profile is not None)
         return f"<p><b>{html.escape(self.headline())}</b></p>{table}"
 
     def _repr_mimebundle_(self, include=None, exclude=None):

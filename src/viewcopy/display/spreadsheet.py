@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 
 import pandas as pd
 
+from viewcopy.display.table import sheet_table
 from viewcopy.engine.evidence import Evidence
 from viewcopy.exercise.catalogue import OPS
 from viewcopy.exercise.locking import OUTPUT_KEY, LockStatus
@@ -16,7 +17,6 @@ from viewcopy.exercise.predictions import Prediction
 from viewcopy.exercise.scoring import Score, judge_prediction, score_sheet
 
 HIDDEN = "hidden until the reveal"
-RIGHT, WRONG = "#d8f3dc", "#ffd6d6"
 
 
 def evidence_summary(evidence: Evidence) -> str:
@@ -31,19 +31,6 @@ def evidence_summary(evidence: Evidence) -> str:
             f"{evidence.bytes_allocated} B new{kernels}"
         )
     return f"new storage, {evidence.bytes_allocated} B allocated{kernels}"
-
-
-def tinted(frame: pd.DataFrame, judged: bool):
-    """The frame left-aligned, each row tinted right or wrong by its `correct` column once it
-    is judged (the column also says it in words)."""
-    styler = frame.style.set_properties(**{"text-align": "left"})
-    if not judged:
-        return styler
-
-    def colour(row: pd.Series) -> list[str]:
-        return [f"background-color: {RIGHT if row['correct'] == 'yes' else WRONG}"] * len(row)
-
-    return styler.apply(colour, axis=1)
 
 
 def with_lock_record(sheet) -> tuple[dict, dict]:
@@ -108,10 +95,6 @@ class Spreadsheet:
             frame.attrs["score"] = self.score
         return frame
 
-    def styler(self):
-        """The frame coloured right/wrong (the `correct` column also says it in words)."""
-        return tinted(self.frame, self.revealed)
-
     def to_csv(self, path) -> None:
         """Save the spreadsheet as CSV, one row per item (`score` holds the total)."""
         self.frame.to_csv(path)
@@ -123,7 +106,8 @@ class Spreadsheet:
         return self.score.sentence()
 
     def _repr_html_(self) -> str:
-        return f"<p><b>{html.escape(self.headline())}</b></p>{self.styler().to_html()}"
+        table = sheet_table(self.frame, self.revealed)
+        return f"<p><b>{html.escape(self.headline())}</b></p>{table}"
 
     def _repr_mimebundle_(self, include=None, exclude=None):
         return with_lock_record(self)

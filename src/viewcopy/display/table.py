@@ -1,0 +1,44 @@
+"""The lab's tables as HTML built by escaping: every header, index label and value a student could
+have written (a rule, an answer) is text in the page, never markup.
+
+Rows are tinted right or wrong with inline styles, not a stylesheet, so the tints survive the
+sanitizer that cleans what instructors read (viewcopy.display.safe_html).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from html import escape
+
+import pandas as pd
+
+RIGHT, WRONG = "#d8f3dc", "#ffd6d6"
+CELL = "text-align: left; vertical-align: top"
+
+
+def sheet_table(frame: pd.DataFrame, judged: bool) -> str:
+    """A sheet's frame, each row tinted right or wrong by its `correct` column once it is judged
+    (the column also says it in words)."""
+    tints = [RIGHT if c == "yes" else WRONG for c in frame["correct"]] if judged else None
+    return html_table(frame, tints)
+
+
+def html_table(frame: pd.DataFrame, tints: Sequence[str] | None = None) -> str:
+    """`frame` as an HTML table (index first), each row with its tint when `tints` is given."""
+    index = frame.index.name or ""
+    head = "".join(f"<th>{_text(name)}</th>" for name in [index, *frame.columns])
+    rows = []
+    for position, (label, values) in enumerate(
+        zip(frame.index, frame.itertuples(index=False, name=None), strict=True)
+    ):
+        style = CELL + (f"; background-color: {tints[position]}" if tints else "")
+        cells = "".join(f'<td style="{style}">{_text(v)}</td>' for v in values)
+        rows.append(f'<tr><th style="{style}">{_text(label)}</th>{cells}</tr>')
+    return (
+        f'<table class="viewcopy-table"><thead><tr>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _text(value: object) -> str:
+    return escape(str(value))
