@@ -21,6 +21,7 @@ from viewcopy.plugins.feedback import HideHiddenTests, StaticWidgets
 from viewcopy.plugins.handed_in_lock import KeepHandedInLock, PlaceHandedInLock
 from viewcopy.plugins.output_cap import CapOutputs
 from viewcopy.plugins.restore import RestoreMissingCells
+from viewcopy.plugins.sanitize import SanitizeForInstructor
 from viewcopy.plugins.scoring_policy import PredictionScoring
 from viewcopy.plugins.trusted import TrustedCredit
 
@@ -54,6 +55,8 @@ c.Autograde.sanitize_preprocessors = [
 # After the notebook runs, the grader recomputes every check cell's credit in its own process from
 # the inputs the cell recorded, against truth it measures itself (viewcopy/trusted.py): a notebook
 # that patches torch, print, the display or viewcopy changes nothing. Outputs past 2 MB are cut.
+# Once the scores are saved, what formgrader will show is sanitized (viewcopy/plugins/sanitize.py):
+# no script, event handler or remote resource a hand-in holds runs in the instructor's browser.
 c.Autograde.autograde_preprocessors = [
     PlaceHandedInLock,
     PredictionScoring,
@@ -65,6 +68,7 @@ c.Autograde.autograde_preprocessors = [
     LimitOutput,
     SaveAutoGrades,
     AssignLatePenalties,
+    SanitizeForInstructor,
     CheckCellMetadata,
 ]
 
@@ -84,11 +88,13 @@ c.LockService.unverified_locks_earn_credit = True
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}
 
 # Feedback: hidden tests (and tracebacks quoting them) never reach students; the explorer widget
-# shows its static diagram (feedback pages have no live widgets).
+# shows its static diagram (feedback pages have no live widgets); what the page renders is
+# sanitized again (a notebook autograded before the sanitizer was configured is cleaned here).
 c.GenerateFeedback.preprocessors = [
     GetGrades,
     HideHiddenTests,
     StaticWidgets,
+    SanitizeForInstructor,
     CSSHTMLHeaderPreprocessor,
 ]
 

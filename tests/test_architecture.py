@@ -14,6 +14,7 @@ from traitlets.config import Config
 
 from viewcopy.plugins.answer_lines import WrapAnswerLines
 from viewcopy.plugins.handed_in_lock import KeepHandedInLock, PlaceHandedInLock
+from viewcopy.plugins.sanitize import SanitizeForInstructor
 from viewcopy.plugins.scoring_policy import PredictionScoring
 
 PACKAGE = ROOT / "src" / "viewcopy"
@@ -119,7 +120,13 @@ def test_the_config_deployed_at_0_1_0_loads_the_same_plug_ins_as_todays():
         course_config(RELEASE_0_1_0 / "nbgrader_config.py"),
         course_config(ROOT / "nbgrader_config.py"),
     )
-    added = {KeepHandedInLock, PlaceHandedInLock, PredictionScoring, WrapAnswerLines}  # since 0.1.0
+    added = {  # since 0.1.0
+        KeepHandedInLock,
+        PlaceHandedInLock,
+        PredictionScoring,
+        WrapAnswerLines,
+        SanitizeForInstructor,
+    }
     for section, key in [
         ("Autograde", "sanitize_preprocessors"),
         ("Autograde", "autograde_preprocessors"),

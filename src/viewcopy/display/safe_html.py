@@ -1,0 +1,192 @@
+"""HTML made safe to show an instructor: an allowlist sanitizer (nh3, the Python binding of the
+Rust crate ammonia) that keeps what the lab and Markdown draw and nothing that runs or loads.
+
+Kept: text formatting, tables, links to http(s)/mailto, images inline as data (PNG, JPEG, GIF,
+SVG) or notebook attachments, Pygments' highlighting classes, and the SVG elements and attributes
+that viewcopy.display.draw emits. Removed: scripts, event handlers, `javascript:` and other unlisted
+URL schemes, `url(...)` in attributes, iframes, forms, objects, stylesheets, remote images (a
+tracking pixel) and every CSS property not listed.
+"""
+
+from __future__ import annotations
+
+import html
+import html.parser
+from urllib.parse import urlsplit
+
+import nh3
+from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+from pygments.token import STANDARD_TYPES
+
+TEXT_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "col", "colgroup", "dd", "del",
+    "details", "div", "dl", "dt", "em", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img",
+    "ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "samp", "small", "span", "strong",
+    "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
+}  # fmt: skip
+SVG_TAGS = {"svg", "g", "rect", "text", "tspan", "title", "line", "path", "circle", "polyline"}
+"""The SVG elements the lab's diagrams use (and simple shapes): none can load or run anything."""
+
+PRESENTATION = {"fill", "stroke", "stroke-width", "font-family", "font-size", "font-weight",
+                "text-anchor", "opacity"}  # fmt: skip
+DIAGRAM_DATA = {"data-part", "data-verdict", "data-index", "data-parent", "data-result",
+                "data-storage"}  # fmt: skip
+ATTRIBUTES = {
+    "*": {"title", "style", "role", "aria-label", "lang", "dir", *DIAGRAM_DATA},
+    "a": {"href"},
+    "img": {"src", "alt", "width", "height"},
+    "td": {"colspan", "rowspan", "align"},
+    "th": {"colspan", "rowspan", "align", "scope"},
+    "ol": {"start"},
+    "details": {"open"},
+    **{h: {"id"} for h in ("h1", "h2", "h3", "h4", "h5", "h6")},
+    "svg": {"xmlns", "width", "height", "viewBox", *PRESENTATION},
+    "g": PRESENTATION,
+    "rect": {"x", "y", "width", "height", "rx", "ry", *PRESENTATION},
+    "text": {"x", "y", "dx", "dy", *PRESENTATION},
+    "tspan": {"x", "y", "dx", "dy", *PRESENTATION},
+    "line": {"x1", "y1", "x2", "y2", *PRESENTATION},
+    "path": {"d", *PRESENTATION},
+    "circle": {"cx", "cy", "r", *PRESENTATION},
+    "polyline": {"points", *PRESENTATION},
+}
+HIGHLIGHT = {name for name in STANDARD_TYPES.values() if name} | {"highlight"}
+DIAGRAM_CLASSES = {"cell", "slot", "ellipsis", "multiplicity"}
+CLASSES = {
+    "g": DIAGRAM_CLASSES,
+    "text": DIAGRAM_CLASSES,
+    "div": {"viewcopy-diagram", "viewcopy-sanitized", "highlight"},
+    "table": {"viewcopy-table"},
+    "a": {"anchor-link"},
+    "span": HIGHLIGHT,
+    "pre": HIGHLIGHT,
+    "code": HIGHLIGHT,
+}
+STYLES = {
+    "background-color", "color", "text-align", "vertical-align", "font-weight", "font-style",
+    "font-family", "font-size", "white-space", "overflow-x", "overflow-wrap", "word-break",
+    "padding", "margin", "border", "border-collapse", "width", "max-width",
+}  # fmt: skip
+SCHEMES = {"http", "https", "mailto", "data", "attachment"}
+INLINE_IMAGES = tuple(
+    f"data:image/{kind};base64," for kind in ("png", "jpeg", "gif", "svg+xml")
+)
+"""An image the page holds (an SVG shown as an image runs no script and loads nothing)."""
+
+
+def _attribute(element: str, attribute: str, value: str) -> str | None:
+    """Per value: images only from the notebook itself, links never to data, nothing `url()`."""
+    squeezed = "".join(value.split()).lower()
+    if "url(" in squeezed or "expression(" in squeezed:
+        return None
+    if attribute == "src":
+        inline = squeezed.startswith(INLINE_IMAGES) or urlsplit(squeezed).scheme == "attachment"
+        return value if inline else None
+    if attribute == "href" and urlsplit(squeezed).scheme in {"data", "attachment"}:
+        return None
+    return value
+
+
+def clean(markup: str) -> str:
+    """`markup` with everything outside the allowlist removed (text kept, escaped)."""
+    return nh3.clean(
+        markup,
+        tags=TEXT_TAGS | SVG_TAGS,
+        clean_content_tags={"script", "style", "iframe", "object", "embed", "template"},
+        attributes=ATTRIBUTES,
+        attribute_filter=_attribute,
+        link_rel=None,
+        url_schemes=SCHEMES,
+        allowed_classes=CLASSES,
+        filter_style_properties=STYLES,
+        strip_comments=True,
+    )
+
+
+def is_clean(markup: str) -> bool:
+    """Whether sanitizing `markup` removes nothing: the same elements, attributes and text."""
+    return _events(markup) == _events(clean(markup))
+
+
+def safe_markdown(source: str, attachments: dict | None = None) -> str | None:
+    """None when Markdown `source` renders to clean HTML (as nbconvert renders it for formgrader
+    and feedback); else that rendering sanitized, as one HTML block on one line, which every
+    Markdown renderer passes through as it is. Markdown that cannot be rendered is shown as text."""
+    renderer = IPythonRenderer(escape=False, attachments=attachments or {})
+    try:
+        rendered = MarkdownWithMath(renderer=renderer).render(source)
+    except Exception:  # a missing attachment, a parser failure: the source is shown, as text
+        return one_block(f"<pre>{html.escape(source)}</pre>")
+    if is_clean(rendered):
+        return None
+    return one_block(clean(rendered))
+
+
+def one_block(markup: str) -> str:
+    """Sanitized HTML as a single-line block Markdown keeps verbatim, with a visible note."""
+    note = (
+        "<p><small><i>(shown sanitized: the grader removed scripts, event handlers and remote "
+        "resources from this hand-in)</i></small></p>"
+    )
+    flat = markup.replace("\r", "").replace("\n", "&#10;")
+    return f'<div class="viewcopy-sanitized">{flat}{note}</div>'
+
+
+class _Events(html.parser.HTMLParser):
+    """An HTML fragment as the events a browser sees: tags with their attributes, and text."""
+
+    VOID = {"br", "col", "hr", "img", "input", "meta", "link", "source", "wbr"}
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.events: list[tuple] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = ((k, _declarations(v) if k == "style" else v or "") for k, v in attrs)
+        self.events.append(("start", tag, tuple(sorted(attrs))))
+
+    def handle_startendtag(self, tag, attrs):
+        self.handle_starttag(tag, attrs)
+        if tag not in self.VOID:
+            self.handle_endtag(tag)
+
+    def handle_endtag(self, tag):
+        if tag not in self.VOID:
+            self.events.append(("end", tag))
+
+    def handle_data(self, data):
+        if data.strip():
+            self.events.append(("text", " ".join(data.split())))
+
+    def handle_comment(self, data):
+        self.events.append(("comment", data))
+
+    def unknown_decl(self, data):
+        self.events.append(("decl", data))
+
+    def handle_pi(self, data):
+        self.events.append(("pi", data))
+
+
+def _declarations(style: str | None) -> str:
+    """A style attribute without its optional spaces (the sanitizer writes it that way)."""
+    pairs = (d.split(":", 1) for d in (style or "").split(";") if ":" in d)
+    return ";".join(f"{k.strip().lower()}:{v.strip()}" for k, v in pairs)
+
+
+def _events(markup: str) -> list[tuple]:
+    parser = _Events()
+    parser.feed(markup)
+    parser.close()
+    return _merged(parser.events)
+
+
+def _merged(events: list[tuple]) -> list[tuple]:
+    """Adjacent text joined (a parser may split text at entities)."""
+    out: list[tuple] = []
+    for event in events:
+        if event[0] == "text" and out and out[-1][0] == "text":
+            out[-1] = ("text", f"{out[-1][1]} {event[1]}")
+        else:
+            out.append(event)
+    return out
