@@ -68,9 +68,7 @@ STYLES = {
     "padding", "margin", "border", "border-collapse", "width", "max-width",
 }  # fmt: skip
 SCHEMES = {"http", "https", "mailto", "data", "attachment"}
-INLINE_IMAGES = tuple(
-    f"data:image/{kind};base64," for kind in ("png", "jpeg", "gif", "svg+xml")
-)
+INLINE_IMAGES = tuple(f"data:image/{kind};base64," for kind in ("png", "jpeg", "gif", "svg+xml"))
 """An image the page holds (an SVG shown as an image runs no script and loads nothing)."""
 
 
