@@ -20,6 +20,8 @@ import torch
 
 from viewcopy.engine.copy_trace import trace_copies
 from viewcopy.engine.devices import DeviceUnavailable, available_devices
+from viewcopy.engine.profiler_events import UNAVAILABLE
+from viewcopy.engine.quiet import not_the_profilers
 
 MARK = "viewcopy.line:"
 COPY_COLUMNS: tuple[str, ...] = ("line", "code", "kernels", "count", "bytes", "time_us")
@@ -55,11 +57,13 @@ def copies_in(path: Path, device: str = "cpu") -> list[CopyLine]:
     lines = _source_lines(script)
     with _as_main(script, device):
         error, by_line, said = trace_copies(lambda: _run(script), script, device)
-    for line in said:
-        if not line.startswith("USDT:"):
+    for line in not_the_profilers(said):  # the script's own stderr, in order
+        if line != UNAVAILABLE:
             print(line, file=sys.stderr)
     if error is not None:
         raise ScriptFailed(_failure(script, error))
+    if UNAVAILABLE in said:
+        print(UNAVAILABLE, file=sys.stderr)
     return [
         CopyLine(
             n, lines[n - 1].strip(), tuple(row.kernels), row.count, row.bytes, row.seconds * 1e6
@@ -91,7 +95,7 @@ def _check_device(device: str) -> None:
 @contextmanager
 def _as_main(script: Path, device: str) -> Iterator[None]:
     """`sys.argv`, `sys.path[0]` and torch's default device as `python SCRIPT` would have them."""
-    saved_argv, saved_path, saved_device = sys.argv, list(sys.path), torch.get_default_device()
+    saved_argv, saved_path, saved_device = sys.argv, list(sys.path), _default_device()
     sys.argv = [str(script)]
     sys.path.insert(0, str(script.parent))
     _set_default_device(device)
@@ -100,6 +104,12 @@ def _as_main(script: Path, device: str) -> Iterator[None]:
     finally:
         _set_default_device(saved_device.type if saved_device.type == "cpu" else saved_device)
         sys.argv, sys.path[:] = saved_argv, saved_path
+
+
+def _default_device() -> torch.device:
+    """torch's default device: where a new tensor lands (torch 2.4's `get_default_device()`
+    raises once the default was set back to None)."""
+    return torch.empty(0).device
 
 
 def _set_default_device(device: str | torch.device) -> None:

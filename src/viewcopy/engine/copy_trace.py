@@ -21,6 +21,7 @@ from pathlib import Path
 
 from torch.autograd.profiler import profile, record_function
 
+from viewcopy.engine.profiler_events import UNAVAILABLE, DtypesOf, dtype_reader
 from viewcopy.engine.profiling import COPY_KERNELS
 from viewcopy.engine.quiet import captured_fd2
 
@@ -76,13 +77,17 @@ def _line_ranges(filename: str):
 
 def trace_copies(call: Callable[[], object], filename: str | Path, device: str = "cpu"):
     """Run `call` under the profiler; return its value, the copies by line of `filename`, and
-    what was written to descriptor 2 meanwhile (the profiler's `USDT:` lines, and whatever the
-    call wrote there: nothing reaches the real stderr, so graded cells stay silent)."""
+    what was written to descriptor 2 meanwhile (the profiler's own log lines, and whatever the
+    call wrote there: nothing reaches the real stderr, so graded cells stay silent), with
+    profiler_events.UNAVAILABLE last where this torch's profiler records no dtypes."""
     target = str(Path(filename).resolve())
     use_device = None if device == "cpu" else device
     watch = profile(record_shapes=True, profile_memory=True, use_device=use_device)
     with captured_fd2() as said, watch as prof, _line_ranges(target):
         value = call()
+    dtypes_of = dtype_reader(prof)
+    if dtypes_of is None:
+        said.append(UNAVAILABLE)
     lines: dict[int, LineCopies] = {}
     for event in prof.function_events:
         if event.name not in COPY_KERNELS or _inside_copy(event):
@@ -93,7 +98,7 @@ def trace_copies(call: Callable[[], object], filename: str | Path, device: str =
         row = lines.setdefault(line, LineCopies(line))
         row.kernels += [] if event.name in row.kernels else [event.name]
         row.count += 1
-        row.bytes += _bytes_written(event)
+        row.bytes += _bytes_written(event, dtypes_of)
         total = event.device_time_total if use_device else event.cpu_time_total
         row.seconds += total / 1e6
     return value, dict(sorted(lines.items())), said
@@ -117,8 +122,9 @@ def _line_of(event) -> int | None:
     return None
 
 
-def _bytes_written(event) -> int:
-    """What the copy wrote: each `aten::copy_` in it (or it) writes its destination."""
+def _bytes_written(event, dtypes_of: DtypesOf | None) -> int:
+    """What the copy wrote: each `aten::copy_` in it (or it) writes its destination (0 where the
+    profiler gave no dtype for it)."""
     copies = [event] if event.name == "aten::copy_" else []
     stack = list(event.cpu_children)
     while stack:
@@ -129,7 +135,8 @@ def _bytes_written(event) -> int:
         return max(event.cpu_memory_usage, event.device_memory_usage, 0)
     written = 0
     for copy in copies:
-        shape, dtype = copy.input_shapes[0], copy.input_dtypes[0]
+        dtypes = dtypes_of(copy) if dtypes_of is not None else None
+        shape, dtype = copy.input_shapes[0], dtypes[0] if dtypes else None
         numel = 1
         for size in shape:
             numel *= size

@@ -20,6 +20,7 @@ from torch import nn
 
 from viewcopy.engine.copy_trace import LineCopies, trace_copies
 from viewcopy.engine.devices import synchronize
+from viewcopy.engine.profiler_events import UNAVAILABLE
 from viewcopy.exercise.locking import LockError, LockRecord, LockStatus, ServiceLock, read_lock
 from viewcopy.exercise.part_lock import lock_part, reveal_part
 from viewcopy.exercise.predictions import PredictionError
@@ -99,7 +100,9 @@ def profile_forward(device: str = "cpu", repeats: int = 5) -> ProductionProfile:
             model(images)
             synchronize(device)
             times.append(time.perf_counter() - began)
-        _, traced, _ = trace_copies(lambda: model(images), _source(), device)
+        _, traced, said = trace_copies(lambda: model(images), _source(), device)
+    if UNAVAILABLE in said:  # an untested torch: say it in one line, on stdout
+        print(UNAVAILABLE)
     lines = {number - start: row for number, row in traced.items()}
     return ProductionProfile(device, lines, statistics.median(times))
 
