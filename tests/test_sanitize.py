@@ -190,3 +190,15 @@ def test_sanitizing_twice_changes_nothing(hostile_notebook):
     once, _ = SanitizeForInstructor().preprocess(copy.deepcopy(hostile_notebook), {})
     twice, _ = SanitizeForInstructor().preprocess(copy.deepcopy(once), {})
     assert twice.cells == once.cells
+
+
+def test_grading_warns_when_a_course_leaves_formgrader_unsanitized():
+    from course_notebook import RELEASE_0_1_0, ROOT
+
+    from viewcopy.course.assignment import course_config
+    from viewcopy.plugins.sanitize import unsanitized_views
+
+    assert unsanitized_views(course_config(ROOT)) is None
+    warning = unsanitized_views(course_config(RELEASE_0_1_0))  # the config deployed at 0.1.0
+    assert "Autograde.autograde_preprocessors and GenerateFeedback.preprocessors" in warning
+    assert "SanitizeForInstructor" in warning

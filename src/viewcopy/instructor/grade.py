@@ -21,6 +21,7 @@ from datetime import datetime
 from multiprocessing.connection import wait
 from pathlib import Path
 
+from viewcopy.course.assignment import course_config
 from viewcopy.engine.devices import available_devices
 from viewcopy.instructor.grade_record import (
     FAILED,
@@ -35,6 +36,7 @@ from viewcopy.instructor.grade_record import (
 )
 from viewcopy.instructor.grade_worker import STOP, Graded, kill_tree, serve
 from viewcopy.plugins.sandbox import Cgroups, Limits, bwrap_problem, describe
+from viewcopy.plugins.sanitize import unsanitized_views
 
 DEFAULT_LIMIT_S = 900
 SANDBOXED = Limits()
@@ -255,6 +257,8 @@ def grade(
     course = course.resolve()
     if not (course / "nbgrader_config.py").is_file():
         raise GradeError(f"{course} has no nbgrader_config.py: run in the course folder")
+    if (warning := unsanitized_views(course_config(course))) is not None:
+        say(warning)
     students = submitted_students(course, assignment, pattern)
     if not students:
         raise GradeError(f"no submissions of {assignment} match {pattern!r} in {course}/submitted")

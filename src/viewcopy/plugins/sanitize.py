@@ -96,3 +96,30 @@ class SanitizeForInstructor(NbGraderPreprocessor):
         for output in cell.get("outputs", []):
             sanitize_output(output)
         return cell, resources
+
+
+def unsanitized_views(config) -> str | None:
+    """A warning when a course's config (nbgrader's Config) leaves formgrader or the feedback
+    page unsanitized; None when both run SanitizeForInstructor."""
+    steps = {
+        "Autograde.autograde_preprocessors": config.get("Autograde", {}).get(
+            "autograde_preprocessors", []
+        ),
+        "GenerateFeedback.preprocessors": config.get("GenerateFeedback", {}).get(
+            "preprocessors", []
+        ),
+    }
+    missing = [
+        name
+        for name, configured in steps.items()
+        if not any(isinstance(s, type) and issubclass(s, SanitizeForInstructor) for s in configured)
+    ]
+    if not missing:
+        return None
+    steps_without = " and ".join(missing)
+    return (
+        f"warning: nbgrader_config.py does not sanitize what instructors see ({steps_without}"
+        " without viewcopy.plugins.sanitize.SanitizeForInstructor): a hand-in's scripts would run "
+        "in formgrader with your Jupyter session. Add it after AssignLatePenalties and before "
+        "CSSHTMLHeaderPreprocessor, as this repository's nbgrader_config.py does."
+    )
