@@ -255,6 +255,15 @@ def cycle(tmp_path_factory):
     return graded_course(tmp_path_factory.mktemp("course"))
 
 
+@pytest.fixture(scope="session")
+def hostile(tmp_path_factory):
+    """The hostile corpus graded once for the session (tests/hostile_corpus.py)."""
+    from hostile_corpus import graded_corpus
+
+    sandbox_or_skip(cgroups=True)  # the fork bomb must meet a process limit
+    return graded_corpus(tmp_path_factory.mktemp("hostile") / "course")
+
+
 def sandbox_or_skip(*, cgroups: bool = False) -> None:
     """Skip the calling module where kernels cannot be sandboxed (with `cgroups`: or where the
     sandbox cannot limit cores, processes and memory, which a fork bomb needs); fail it instead

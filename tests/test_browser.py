@@ -1,8 +1,9 @@
 """What a student and an instructor see in a real browser: JupyterLab 4 over a filled copy of
 the release (the spreadsheet and score, the live explorer widget, a typo named in the page), the
-feedback HTML's static diagrams, and formgrader's manual grading page of every graded hand-in
-(answers, rubrics and checks without sideways scrolling). Headless Chromium through Playwright;
-screenshots go to artifacts/browser/.
+feedback HTML's static diagrams, formgrader's manual grading page of every graded hand-in
+(answers, rubrics and checks without sideways scrolling), and a hand-in that tries to script
+formgrader and its feedback page (graded by `viewcopy grade` and by plain `nbgrader autograde`).
+Headless Chromium through Playwright; screenshots go to artifacts/browser/.
 
 Slow (a JupyterLab server and its kernel, then the session's graded course): a few minutes.
 """
@@ -13,14 +14,23 @@ import importlib.util
 import os
 import re
 import shutil
+import time
 from pathlib import Path
 
 import nbformat
 import pytest
 from course_notebook import RELEASE, ROOT
 from nbgrader.api import Gradebook
+from payloads import STUDENT, img
 
-from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, NOTEBOOK_ID, grade_id
+from viewcopy.course.assignment import (
+    ASSIGNMENT,
+    COURSE_ID,
+    NOTEBOOK,
+    NOTEBOOK_ID,
+    grade_id,
+    run_nbgrader,
+)
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.locking import LOCK_FILE
 from viewcopy.instructor.five import five
@@ -264,3 +274,84 @@ def test_formgrader_shows_every_answer_rubric_and_check_without_sideways_scrolli
     typed.evaluate("(cell, text) => { cell.querySelector('pre').textContent = text; }", as_typed)
     assert typed.evaluate(OVERFLOWING) != []
     page.close()
+
+
+# --- a hand-in cannot script the instructor's browser ----------------------------------------
+
+MARKERS = "() => Object.keys(window).filter(name => name.startsWith('pwned_'))"
+TINT = "row => getComputedStyle(row.querySelector('td')).backgroundColor"
+
+
+@pytest.fixture(scope="module")
+def injected(hostile, tmp_path_factory):
+    """The hostile corpus's course twice, with feedback for the hand-in that scripts the browser:
+    as `viewcopy grade` graded it, and graded again by plain `nbgrader autograde`."""
+    courses = {}
+    for how in ("viewcopy_grade", "nbgrader_autograde"):
+        course = tmp_path_factory.mktemp(how) / "course"
+        shutil.copytree(hostile[0], course)
+        if how == "nbgrader_autograde":
+            run_nbgrader(course, "autograde", ASSIGNMENT, "--student", STUDENT, "--force")
+        run_nbgrader(course, "generate_feedback", ASSIGNMENT, "--student", STUDENT, "--force")
+        courses[how] = course
+    return courses
+
+
+def assert_inert(page, course: Path, requests: list[str]) -> None:
+    """No payload ran, none wrote into the course, nothing was fetched from the tracker; the lab's
+    tables (the rule as text, rows tinted) and a diagram are shown, the removed script is said."""
+    expect(page.get_by_text("My notes on the twenty.")).to_be_visible()
+    assert page.evaluate(MARKERS) == []
+    assert sorted(p.name for p in course.rglob("pwned_*")) == []
+    assert [url for url in requests if "tracker.invalid" in url] == []
+    reveal = page.locator("table.viewcopy-table", has_text="actual (cpu)")
+    expect(reveal.locator("tbody tr")).to_have_count(len(catalogue.OPS))
+    expect(reveal).to_contain_text('<img src=x onerror="window.pwned_rule=1')
+    assert reveal.locator("tbody tr").first.evaluate(TINT) == "rgb(216, 243, 220)"
+    expect(page.locator("table.viewcopy-table", has_text="pwned_next_rule").first).to_be_visible()
+    expect(page.locator("svg", has=page.locator('[data-part="verdict"]')).first).to_be_visible()
+    expect(page.get_by_text("application/javascript output removed by the grader")).to_be_visible()
+
+
+def the_measure_can_fail(page, course: Path | None) -> None:
+    """The same payload, put into this very page unsanitized, sets its marker (and, where the page
+    holds a Jupyter session, writes into the course)."""
+    page.evaluate("markup => document.body.insertAdjacentHTML('beforeend', markup)", img("control"))
+    page.wait_for_function("() => window.pwned_control === 1")
+    if course is not None:
+        written = course / "pwned_control.txt"
+        deadline = time.monotonic() + 30
+        while not written.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert written.read_text() == "control"
+        written.unlink()
+
+
+@pytest.mark.parametrize("how", ["viewcopy_grade", "nbgrader_autograde"])
+def test_a_hand_in_cannot_script_formgrader_or_its_feedback(
+    browser, injected, how, shots, tmp_path_factory
+):
+    course = injected[how]
+    server = start_jupyterlab(course, tmp_path_factory.mktemp("jupyter"), shots / f"{how}.log")
+    try:
+        page = browser.new_page(viewport=VIEWPORT)
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+        page.route(re.compile(r"^https?://(?!127\.0\.0\.1)"), lambda route: route.abort())
+        base = f"http://127.0.0.1:{server.port}"
+        page.goto(f"{base}/tree?token={server.token}")  # logged in, as the instructor is
+        page.goto(f"{base}/formgrader/submissions/{submission_ids(course)[STUDENT]}/")
+        expect(page.locator("input#answer_21")).to_have_count(1)
+        page.wait_for_timeout(2_000)  # time for anything that would run to run
+        assert_inert(page, course, requests)
+        page.screenshot(path=shots / f"injected-formgrader-{how}.png", full_page=True)
+        the_measure_can_fail(page, course)
+
+        feedback = course / "feedback" / STUDENT / ASSIGNMENT / NOTEBOOK.replace("ipynb", "html")
+        page.goto(feedback.as_uri())
+        page.wait_for_timeout(2_000)
+        assert_inert(page, course, requests)
+        the_measure_can_fail(page, None)
+        page.close()
+    finally:
+        server.stop()

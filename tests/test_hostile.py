@@ -1,152 +1,32 @@
-"""The hostile corpus, graded by `viewcopy grade` in one run beside two honest students.
+"""The hostile corpus (tests/hostile_corpus.py), graded by `viewcopy grade` in one run beside two
+honest students.
 
-Every attack's hand-in is written, never run here: its code only ever runs in the sandbox. For each
-attack the test says what it got and why; the honest students' grades must be exactly what their
-profiles earn, and nothing outside a submission's own copy may change.
+For each attack the test says what it got and why; the honest students' grades must be exactly what
+their profiles earn, and nothing outside a submission's own copy may change.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from pathlib import Path
 
 import nbformat
 import pytest
 from conftest import expected_scores, sandbox_or_skip
 from course_notebook import ROOT
+from hostile_corpus import LIMIT_S
+from payloads import STUDENT, as_scored, hostile_student, notebook_active_content
 
-from viewcopy.course.assignment import (
-    ASSIGNMENT,
-    COURSE_ID,
-    NOTEBOOK,
-    build_course,
-    grade_id,
-    read_grades,
-    submission_folder,
-)
-from viewcopy.exercise.locking import LOCK_FILE
-from viewcopy.instructor.grade import FAILED, GRADED, grade
-from viewcopy.instructor.synthetic import Student, hand_in, synthetic_class
+from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, grade_id, read_grades
+from viewcopy.instructor.grade import FAILED, GRADED
+from viewcopy.instructor.synthetic import Student, synthetic_class
 
 sandbox_or_skip(cgroups=True)  # the fork bomb must meet a process limit
-LIMIT_S = 45
 CHECK_CELLS = ("score_predictions", "check_rules_after", "test_classify_visible")
 
 
-def attacks(course: Path) -> dict[str, tuple[str, dict[str, str]]]:
-    """student_id -> (what it does, the cells it replaces in an otherwise perfect hand-in)."""
-    gradebook, source = course / "gradebook.db", course / "source" / ASSIGNMENT / NOTEBOOK
-    return {
-        "endless_loop": ("loops forever", {"classify": "while True:\n    pass\n"}),
-        "fork_bomb": (
-            "forks without end",
-            {
-                "rules_after": "import os\nRULES_AFTER = {}\nwhile True:\n    try:\n"
-                "        os.fork()\n    except OSError:\n        pass\n"
-            },
-        ),  # fmt: skip
-        "huge_allocation": (
-            "allocates 100 GB",
-            {
-                "rules_after": "import torch\nRULES_AFTER = {}\n"
-                "BIG = torch.ones(100 * 2**30, dtype=torch.uint8)\n"
-            },
-        ),  # fmt: skip
-        "exits_kernel": ("calls os._exit", {"classify": "import os\nos._exit(0)\n"}),
-        "crashes_kernel": ("segfaults", {"classify": "import ctypes\nctypes.string_at(0)\n"}),
-        "reads_source": (
-            "reads the master notebook with the hidden tests",
-            {"rules_after": f"RULES_AFTER = {{}}\n{_attempt(f'open({str(source)!r}).read()')}"},
-        ),
-        "writes_gradebook": (
-            "rewrites every grade in gradebook.db",
-            {
-                "rules_after": "import sqlite3\nRULES_AFTER = {}\n"
-                + _attempt(
-                    f"sqlite3.connect({str(gradebook)!r})"
-                    ".execute('update grade set auto_score = 99').connection.commit()"
-                )
-            },
-        ),
-        "deletes_around": (
-            "deletes the course around it and its own files",
-            {
-                "rules_after": "import os, shutil\nRULES_AFTER = {}\n"
-                + _attempt(f"shutil.rmtree({str(course)!r})")
-                + _attempt("os.remove('view_or_copy.ipynb')")
-                + _attempt("shutil.rmtree('../../..')")
-            },
-        ),
-        "patches_torch": (
-            "patches torch and viewcopy so that classify scores full marks",
-            {
-                "classify": "import torch, viewcopy.checks, viewcopy.engine.storage\n"
-                "torch.Tensor.untyped_storage = lambda self: None\n"
-                "viewcopy.engine.storage.verdict = lambda result, parent: 'view'\n"
-                "viewcopy.checks.classify_credit = lambda *args, **kwargs: 5.0\n"
-                "def classify(op_result, parent):\n    return 'view'\n"
-            },
-        ),
-        "silences_display": (
-            "silences the display so that nbgrader sees no score (and would give full marks)",
-            {
-                "answer_21": "ANSWER_21 = 'storage'\n"
-                "get_ipython().displayhook.write_format_data = lambda *args, **kwargs: None\n"
-            },
-        ),
-        "floods_output": (
-            "prints 50 MB",
-            {"rules_after": "RULES_AFTER = {}\nprint('x' * 50_000_000)\n"},
-        ),
-        "forged_lock": ("hands in a lock file written by hand", {}),
-    }
-
-
-def _attempt(statement: str) -> str:
-    """Student code that tries `statement` and prints what happened."""
-    return (
-        f"try:\n    {statement}\n    print('ATTACK SUCCEEDED')\n"
-        "except Exception as exc:\n    print('blocked:', type(exc).__name__)\n"
-    )
-
-
-def digest(root: Path, skip: tuple[str, ...]) -> dict[str, str]:
-    """sha256 of every file under root, except under the folders named in `skip`."""
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and p.relative_to(root).parts[0] not in skip
-    }
-
-
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    course = tmp_path_factory.mktemp("hostile") / "course"
-    base = {s.student_id: s for s in synthetic_class(ROOT)}
-    honest = [
-        Student("honest_perfect", "honest", base["perfect"].cells, classifier="storage"),
-        Student(
-            "honest_typical",
-            "honest",
-            base["typical"].cells,
-            wrong_items=base["typical"].wrong_items,
-            classifier="storage_pointer",
-        ),
-    ]
-    hostile = [
-        Student(sid, what, {**base["perfect"].cells, **cells}, runs=False)
-        for sid, (what, cells) in attacks(course).items()
-    ]
-    build_course(ROOT, course, {s.student_id: s.profile for s in [*honest, *hostile]})
-    for student in [*honest, *hostile]:
-        hand_in(student, course)
-    forged = submission_folder(course, "forged_lock") / LOCK_FILE
-    forged.write_text(json.dumps({"fingerprint": "0" * 64, "locked_at": "2026-11-29 08:00"}))
-    before = digest(course, skip=("autograded", "grade_logs", "gradebook.db"))
-    outcomes = {o.student_id: o for o in grade(course, ASSIGNMENT, limit_s=LIMIT_S, say=print)}
-    after = digest(course, skip=("autograded", "grade_logs", "gradebook.db"))
-    return course, honest, outcomes, before, after
+def graded(hostile):
+    return hostile
 
 
 def scores(course: Path, student_id: str) -> dict[str, float | None]:
@@ -249,3 +129,20 @@ def test_one_result_per_student_and_notebook(graded):
                 if s.student_id == student_id
             ]
             assert len(submissions) == 1 and len(submissions[0].notebooks) == 1, student_id
+
+
+def test_a_hand_in_that_scripts_the_browser_earns_its_grades_and_is_kept_inert(graded):
+    course, _, outcomes, _, _ = graded
+    perfect = {s.student_id: s for s in synthetic_class(ROOT)}["perfect"]
+    earned = expected_scores(as_scored(hostile_student(perfect)))
+    assert outcomes[STUDENT].status == GRADED
+    assert scores(course, STUDENT) == pytest.approx(earned)
+    notebook = autograded(course, STUDENT)
+    assert notebook_active_content(notebook) == []
+    shown = "".join(str(o.get("data", "")) for c in notebook.cells for o in c.get("outputs", []))
+    for place in ("html_output", "html_script", "js_output", "svg_output", "markdown_output"):
+        assert f"pwned_{place}" not in shown, place  # removed with what carried it
+    for table, place in [("lock", "rule"), ("reveal", "rule"), ("lock_next", "next_rule")]:
+        text = cell_text(notebook, table)
+        assert "&lt;img src=x onerror=" in text and f"pwned_{place}" in text, table  # as text
+    assert "application/javascript output removed by the grader" in shown
