@@ -22,6 +22,7 @@ from viewcopy.engine.cost import measure_costs
 from viewcopy.engine.devices import available_devices
 from viewcopy.engine.expressions import parent_factory
 from viewcopy.engine.layout import Layout
+from viewcopy.engine.torch_range import below_floor
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.locking import ServiceLock, lock_predictions, read_lock, verify_for_reveal
 from viewcopy.exercise.measured import measure_catalogue, measured_truth
@@ -42,9 +43,9 @@ from viewcopy.notebook import colab
 
 
 def setup(lock_service: str = "", lock_token: str = "") -> None:
-    """Enable Colab's widget manager when in Colab; say which torch and devices are measured, and
-    which lock service (if any) records the lock. The environment's VIEWCOPY_LOCK_SERVICE and
-    VIEWCOPY_LOCK_TOKEN win over the values the setup cell passes."""
+    """Enable Colab's widget manager when in Colab; say which torch and devices are measured (and,
+    below the tested floor, to upgrade), and which lock service (if any) records the lock. The
+    environment's VIEWCOPY_LOCK_SERVICE and VIEWCOPY_LOCK_TOKEN win over what the cell passes."""
     if colab.enable_widgets():
         print("Colab: custom widget manager enabled (the diagram explorer needs it)")
     devices = available_devices()
@@ -52,6 +53,8 @@ def setup(lock_service: str = "", lock_token: str = "") -> None:
         "" if len(devices) > 1 else " (no CUDA or MPS here: the device variant is not measured)"
     )
     print(f"torch {torch.__version__}; measuring on: {', '.join(devices)}{others}")
+    if (upgrade := below_floor()) is not None:
+        print(upgrade)
     for name, value in (
         ("VIEWCOPY_LOCK_SERVICE", lock_service),
         ("VIEWCOPY_LOCK_TOKEN", lock_token),
