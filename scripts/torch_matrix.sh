@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The torch range, measured: per torch version a cached venv (TORCH_MATRIX_CACHE, default
+# .torch-venvs/<version>/) with that torch and the project, then the fast tests and one student's
+# whole notebook filled in (scripts/filled_notebook.py). One line per version; exit 1 if any fails.
+# Usage: scripts/torch_matrix.sh [VERSION|floor|newest ...]   (default: VERSIONS below; "floor":
+# its first, "newest": the newest torch pip serves here). CI runs the floor (.ci/run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VERSIONS=(2.4.1 2.13.0 newest)  # the floor's latest patch (engine/torch_range.py), the pin, newest
+TESTS=(
+    tests/test_torch_range.py tests/test_measure.py tests/test_copies.py tests/test_production.py
+    tests/test_cost.py tests/test_next_ops.py tests/test_next_flow.py tests/test_checks.py
+    tests/test_grading.py tests/test_layout_algebra.py tests/test_properties.py
+    tests/test_catalogue.py tests/test_predictions.py tests/test_devices.py tests/test_draw.py
+    tests/test_explorer.py tests/test_spreadsheet.py
+)  # no course, browser, server or sandbox: the engine and every part a student's kernel runs
+mkdir -p "${TORCH_MATRIX_CACHE:-.torch-venvs}"
+EXTRAS=test,course  # as scripts/setup.sh: the CLI imports the grading plug-ins (nbgrader)
+cache="$(cd "${TORCH_MATRIX_CACHE:-.torch-venvs}" && pwd)"
+
+newest() {  # the newest torch pip resolves here (its index and constraints), without installing
+    local report
+    report="$(mktemp)"
+    python3 -m pip install --quiet --dry-run --no-deps --ignore-installed --report "$report" torch \
+        2>/dev/null
+    python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["install"][0]["metadata"]["version"])' \
+        "$report"
+    rm -f "$report"
+}
+
+venv_for() {  # build (once per version, pyproject.toml and checkout) and print the venv's folder
+    local version="$1" venv="$cache/$1" log="$cache/$1.build.log" wanted has
+    wanted="$(sha256sum pyproject.toml | cut -c1-16) $EXTRAS $PWD"
+    [ -f "$venv/.matrix-stamp" ] && [ "$(cat "$venv/.matrix-stamp")" = "$wanted" ] &&
+        echo "$venv" && return
+    has="$("$venv/bin/python" -c 'import torch; print(torch.__version__)' 2>/dev/null || true)"
+    if [ "${has%%+*}" != "$version" ]; then  # torch itself is kept when only the project changed
+        python3 -m venv --clear "$venv" || return 1
+        "$venv/bin/python" -m pip install --quiet "torch==$version" >"$log" 2>&1 || return 1
+    fi  # (errexit is off inside `if`: each step returns on failure)
+    # torch pinned: a version outside pyproject's range fails here, never swapped for another
+    "$venv/bin/python" -m pip install --quiet -e ".[$EXTRAS]" "torch==$version" >>"$log" 2>&1 ||
+        return 1
+    "$venv/bin/python" -c 'import torch, viewcopy' >>"$log" 2>&1 || return 1
+    echo "$wanted" > "$venv/.matrix-stamp"
+    echo "$venv"
+}
+
+[ $# -gt 0 ] && VERSIONS=("$@")
+failed=0
+for version in "${VERSIONS[@]}"; do
+    [ "$version" = floor ] && version="$(sed -n 's/^VERSIONS=(\([^ ]*\).*/\1/p' "$0")"
+    [ "$version" = newest ] && version="$(newest)"
+    began=$SECONDS
+    if ! venv="$(venv_for "$version")"; then
+        echo "torch $version: FAIL (could not build its venv: $cache/$version.build.log)"
+        failed=1
+        continue
+    fi
+    built=$((SECONDS - began))
+    python="$venv/bin/python"
+    found="$("$python" -c 'import numpy, torch; print(torch.__version__, "numpy", numpy.__version__)')"
+    log="$venv/matrix.log"
+    began=$SECONDS
+    status=ok
+    PATH="$venv/bin:$PATH" "$python" -m pytest -q -p no:cacheprovider "${TESTS[@]}" >"$log" 2>&1 ||
+        status=FAIL
+    tests="$(grep -E '^=* ?[0-9]+ (passed|failed|errors?)\b' "$log" | tail -1 | tr -d '=' || true)"
+    tests_s=$((SECONDS - began))
+    began=$SECONDS
+    notebook="$(PATH="$venv/bin:$PATH" "$python" scripts/filled_notebook.py 2>>"$log" | tail -1)" ||
+        status=FAIL
+    [ -n "$notebook" ] || notebook="notebook: crashed (see $log)"
+    notebook_s=$((SECONDS - began))
+    [ "$status" = ok ] || failed=1
+    echo "torch $found: $status | tests: ${tests:-none (see $log)} (${tests_s}s) |" \
+        "$notebook (${notebook_s}s) | venv ${built}s"
+done
+exit $failed
