@@ -23,11 +23,7 @@ def by_id(notebook) -> dict[str, int]:
 
 def delete_cells(*grade_ids):
     def tamper(notebook):
-        notebook.cells = [
-            c
-            for c in notebook.cells
-            if grade_id(c) not in grade_ids
-        ]
+        notebook.cells = [c for c in notebook.cells if grade_id(c) not in grade_ids]
 
     return tamper
 

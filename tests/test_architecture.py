@@ -161,8 +161,30 @@ def test_no_test_module_imports_another():
 
 def test_the_project_cites_no_document_outside_itself():
     outside = ("DESIGN" + " §", "DESIGN" + ".md", "../" + "shared")
-    skip = {".git", ".venv", "demo_course", "artifacts", "__pycache__", ".pytest_cache"}
+    skip = {
+        ".git",
+        ".venv",
+        ".torch-venvs",
+        "demo_course",
+        "artifacts",
+        "__pycache__",
+        ".pytest_cache",
+    }
     for path in ROOT.rglob("*"):
         if path.is_file() and not skip & set(path.relative_to(ROOT).parts):
             text = path.read_text(errors="ignore") if path.stat().st_size < 5_000_000 else ""
             assert not [c for c in outside if c in text], path
+
+
+def test_the_command_line_starts_without_the_course_packages():
+    """`viewcopy copies` and `viewcopy key` work where only the lab is installed: nbgrader is
+    imported by what grades, when it grades."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, viewcopy.cli; "
+        "print(sorted(m for m in ('nbgrader', 'nh3') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

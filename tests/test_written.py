@@ -142,7 +142,8 @@ def test_the_class_report_lists_computed_sheets(course):
     folder, _ = course
     problems = dict(build_report(folder).problems)
     for student in ("master_call", "comprehension"):
-        assert "computed, not written out" in problems[student] or "is not `PREDICTIONS" in (
-            problems[student]
+        assert (
+            "computed, not written out" in problems[student]
+            or "is not `PREDICTIONS" in (problems[student])
         ), problems[student]
     assert "written" not in problems

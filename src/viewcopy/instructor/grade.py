@@ -36,7 +36,6 @@ from viewcopy.instructor.grade_record import (
 )
 from viewcopy.instructor.grade_worker import STOP, Graded, kill_tree, serve
 from viewcopy.plugins.sandbox import Cgroups, Limits, bwrap_problem, describe
-from viewcopy.plugins.sanitize import unsanitized_views
 
 DEFAULT_LIMIT_S = 900
 SANDBOXED = Limits()
@@ -257,6 +256,8 @@ def grade(
     course = course.resolve()
     if not (course / "nbgrader_config.py").is_file():
         raise GradeError(f"{course} has no nbgrader_config.py: run in the course folder")
+    from viewcopy.plugins.sanitize import unsanitized_views  # nbgrader: only when grading
+
     if (warning := unsanitized_views(course_config(course))) is not None:
         say(warning)
     students = submitted_students(course, assignment, pattern)
