@@ -321,9 +321,13 @@ def the_measure_can_fail(page, course: Path | None) -> None:
     if course is not None:
         written = course / "pwned_control.txt"
         deadline = time.monotonic() + 30
-        while not written.exists() and time.monotonic() < deadline:
-            time.sleep(0.2)
-        assert written.read_text() == "control"
+
+        def content() -> str:
+            return written.read_text() if written.exists() else ""
+
+        while content() != "control" and time.monotonic() < deadline:  # the server writes it
+            time.sleep(0.2)  # in steps: the file may exist, empty, for a moment
+        assert content() == "control"
         written.unlink()
 
 
