@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
 # Set up .venv if needed, then lint and run every test, with the project's environment on PATH
-# (nbgrader calls tools from it). Arguments go to pytest.
+# (nbgrader calls tools from it). Arguments go to pytest; --fast first runs the fast subset.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 export PATH="$PWD/.venv/bin:$PATH"
 ruff check src tests benchmarks
+# --fast: only the tests that need no course, browser, server or sandbox (about a minute here).
+FAST="not (course or sandbox or cluster or browser or postgres or service or slow)"
+if [ "${1:-}" = "--fast" ]; then
+    shift
+    rc=0
+    python -m pytest -m "$FAST" "$@" || rc=$?
+    echo "fast subset only: scripts/test.sh runs everything (as CI does), -m course (or sandbox,"
+    echo "cluster, browser, postgres, service, slow) one part"
+    exit "$rc"
+fi
 python -m pytest "$@"

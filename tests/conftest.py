@@ -239,6 +239,21 @@ def expected_next_credit(student: Student, points: float = 4) -> float:
     return round(points * min(right, 8) / 8, 4)
 
 
+NEEDS_A_COURSE = {"cycle", "hostile"}
+"""Session fixtures that build and grade a course: a test using one is marked `course`."""
+
+
+def pytest_collection_modifyitems(items):
+    """The fast subset can never pull in a course: a test on a graded course must say so."""
+    unmarked = [
+        item.nodeid
+        for item in items
+        if NEEDS_A_COURSE & set(item.fixturenames) and item.get_closest_marker("course") is None
+    ]
+    if unmarked:
+        raise pytest.UsageError(f"mark these pytest.mark.course (they grade a course): {unmarked}")
+
+
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
     """A notebook folder as the kernel's working directory, outside autograde."""

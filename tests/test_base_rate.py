@@ -33,6 +33,8 @@ from viewcopy.instructor.synthetic import Student, hand_in, predictions_source, 
 from viewcopy.notebook import checks
 from viewcopy.plugins.sandbox import bwrap_problem
 
+pytestmark = [pytest.mark.course, pytest.mark.sandbox]
+
 ON_X = {op.item: numpy_oracle(op.expr, catalogue.PARENT_EXPR) for op in catalogue.OPS}
 """The twenty's verdicts on x, by NumPy's oracle."""
 

@@ -38,6 +38,8 @@ from viewcopy.instructor.five_grades import apply_grades, check_rows
 from viewcopy.instructor.synthetic import fill, predictions_source, synthetic_class
 from viewcopy.instructor.synthetic_answers import PARAPHRASES, RIGHT
 
+pytestmark = [pytest.mark.browser, pytest.mark.course]
+
 CHROMIUM = Path("/usr/bin/chromium")  # Debian's; Playwright's own download is not used
 CHROMIUM_ARGS = [
     "--headless",

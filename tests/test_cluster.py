@@ -39,6 +39,8 @@ from viewcopy.instructor.grade import FAILED, GRADED, SKIPPED, grade
 from viewcopy.instructor.grade_record import GradeError
 from viewcopy.instructor.synthetic import Student, hand_in, synthetic_class
 
+pytestmark = [pytest.mark.cluster, pytest.mark.postgres, pytest.mark.course, pytest.mark.sandbox]
+
 sandbox_or_skip()
 
 BIN = Path(sys.executable).parent

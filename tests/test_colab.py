@@ -2,7 +2,6 @@
 preinstalls that the lab needs (torch, pandas, ipywidgets, numpy, jinja2, and ipykernel to run a
 kernel): no viewcopy, no nbgrader, no checkout on its path. The setup cell must install the package
 from VIEWCOPY_SOURCE (here a wheel built from this checkout), then a filled notebook must run clean.
-
 Colab's own `google.colab` module is the one part faked (in the last test only).
 Slow (a virtual environment and a torch install, about a minute): made once for the module.
 """
@@ -25,6 +24,8 @@ from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 
 from viewcopy.instructor.synthetic import fill, run_cells, synthetic_class
+
+pytestmark = [pytest.mark.slow]
 
 TORCH = "torch==2.13.0"  # first, and pinned: a bare torch pulls a CUDA build of several GB
 COLAB_PREINSTALLED = ["pandas", "ipywidgets", "numpy", "jinja2", "ipykernel", "matplotlib"]

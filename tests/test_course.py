@@ -26,6 +26,8 @@ from viewcopy.course.assignment import (
     run_nbgrader,
 )
 
+pytestmark = [pytest.mark.course]
+
 NBGRADER = shutil.which("nbgrader", path=nbgrader_env()["PATH"])
 
 

@@ -22,6 +22,8 @@ from viewcopy.instructor.five import QUESTIONS, five, graded_notebooks
 from viewcopy.instructor.five_board import grade_the_five
 from viewcopy.instructor.five_grades import ledger_path
 
+pytestmark = [pytest.mark.course]
+
 BOARD_NOTEBOOK = ROOT / "notebooks" / "grade_the_five.ipynb"
 
 

@@ -22,6 +22,8 @@ from viewcopy.instructor.grade import FAILED, GRADED, SKIPPED, grade, up_to_date
 from viewcopy.instructor.grade_worker import failure_reason, gradebook_url
 from viewcopy.instructor.synthetic import Student, hand_in, synthetic_class
 
+pytestmark = [pytest.mark.course]
+
 LIMIT_S = 30
 HONEST = ("honest_perfect", "honest_typical")
 

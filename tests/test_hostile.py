@@ -20,6 +20,8 @@ from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, grade_id
 from viewcopy.instructor.grade import FAILED, GRADED
 from viewcopy.instructor.synthetic import Student, synthetic_class
 
+pytestmark = [pytest.mark.course, pytest.mark.sandbox]
+
 sandbox_or_skip(cgroups=True)  # the fork bomb must meet a process limit
 CHECK_CELLS = ("score_predictions", "check_rules_after", "test_classify_visible")
 

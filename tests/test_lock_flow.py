@@ -17,6 +17,8 @@ from viewcopy.exercise.predictions import parse_predictions
 from viewcopy.instructor.lock_service import issue_token
 from viewcopy.instructor.master import measured_predictions
 
+pytestmark = [pytest.mark.service]
+
 ASSIGNMENT = "view_or_copy"
 
 

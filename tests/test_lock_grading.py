@@ -32,6 +32,8 @@ from viewcopy.instructor.report import REFUSED, build_report
 from viewcopy.instructor.synthetic import Student, hand_in, predictions_source, synthetic_class
 from viewcopy.plugins.sandbox import bwrap_problem
 
+pytestmark = [pytest.mark.course, pytest.mark.sandbox, pytest.mark.service]
+
 LIMIT_S = 300
 
 

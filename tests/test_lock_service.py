@@ -30,6 +30,8 @@ from viewcopy.exercise.lock_service_client import (
 from viewcopy.exercise.receipts import ForgedReceipt, sign, student_token, token_student, verify
 from viewcopy.instructor.lock_service import issue_token
 
+pytestmark = [pytest.mark.service]
+
 
 def fingerprint(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()

@@ -6,7 +6,10 @@ import subprocess
 from pathlib import Path
 
 import nbformat
+import pytest
 from nbclient import NotebookClient
+
+pytestmark = [pytest.mark.slow]
 
 PLAYGROUND = Path(__file__).parents[1] / "notebooks" / "stride_explorer.ipynb"
 

@@ -46,6 +46,8 @@ from viewcopy.notebook import checks
 from viewcopy.notebook.cases import Case, CaseResult, run_case
 from viewcopy.notebook.miss_lines import Miss, miss_line, parse_misses, total_line
 
+pytestmark = [pytest.mark.course]
+
 REPORT_NOTEBOOK = ROOT / "notebooks" / "class_report.ipynb"
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -11,6 +11,8 @@ from conftest import sandbox_or_skip
 
 from viewcopy.plugins.sandbox import COURSE_DATA, Cgroups, Limits, readable_paths
 
+pytestmark = [pytest.mark.sandbox]
+
 LIMITS = Limits(cpu_s=60, memory_bytes=1 * 2**30, processes=64, scratch_bytes=8 * 2**20)
 
 

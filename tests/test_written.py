@@ -30,6 +30,8 @@ from viewcopy.instructor.report import build_report
 from viewcopy.instructor.synthetic import Student, hand_in, predictions_source, synthetic_class
 from viewcopy.plugins.sandbox import bwrap_problem
 
+pytestmark = [pytest.mark.course, pytest.mark.sandbox]
+
 MASTER_CALL = (
     "from viewcopy.instructor.master import measured_predictions\n"
     "PREDICTIONS = measured_predictions()\n"
