@@ -16,7 +16,7 @@ TESTS=(
     tests/test_explorer.py tests/test_spreadsheet.py
 )  # no course, browser, server or sandbox: the engine and every part a student's kernel runs
 mkdir -p "${TORCH_MATRIX_CACHE:-.torch-venvs}"
-EXTRAS=test,course  # as scripts/setup.sh: the CLI imports the grading plug-ins (nbgrader)
+EXTRAS=test,course  # as scripts/setup.sh installs them
 cache="$(cd "${TORCH_MATRIX_CACHE:-.torch-venvs}" && pwd)"
 
 newest() {  # the newest torch pip resolves here (its index and constraints), without installing
