@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The torch range, measured: per torch version a cached venv (TORCH_MATRIX_CACHE, default
-# .torch-venvs/<version>/) with that torch and the project, then the fast tests and one student's
+# .torch-venvs/<version>/) with that torch and the project, then the fast test subset (scripts/test.sh --fast) and one student's
 # whole notebook filled in (scripts/filled_notebook.py). One line per version; exit 1 if any fails.
 # Usage: scripts/torch_matrix.sh [VERSION|floor|newest ...]   (default: VERSIONS below; "floor":
 # its first, "newest": the newest torch pip serves here). CI runs the floor (.ci/run).
@@ -8,13 +8,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 VERSIONS=(2.4.1 2.13.0 newest)  # the floor's latest patch (engine/torch_range.py), the pin, newest
-TESTS=(
-    tests/test_torch_range.py tests/test_measure.py tests/test_copies.py tests/test_production.py
-    tests/test_cost.py tests/test_next_ops.py tests/test_next_flow.py tests/test_checks.py
-    tests/test_grading.py tests/test_layout_algebra.py tests/test_properties.py
-    tests/test_catalogue.py tests/test_predictions.py tests/test_devices.py tests/test_draw.py
-    tests/test_explorer.py tests/test_spreadsheet.py
-)  # no course, browser, server or sandbox: the engine and every part a student's kernel runs
+FAST="$(sed -n 's/^FAST="\(.*\)"$/\1/p' scripts/test.sh)"  # the fast subset, as test.sh --fast
+[ -n "$FAST" ] || { echo "scripts/test.sh defines no FAST subset" >&2; exit 2; }
 mkdir -p "${TORCH_MATRIX_CACHE:-.torch-venvs}"
 EXTRAS=test,course  # as scripts/setup.sh installs them
 cache="$(cd "${TORCH_MATRIX_CACHE:-.torch-venvs}" && pwd)"
@@ -64,7 +59,7 @@ for version in "${VERSIONS[@]}"; do
     log="$venv/matrix.log"
     began=$SECONDS
     status=ok
-    PATH="$venv/bin:$PATH" "$python" -m pytest -q -p no:cacheprovider "${TESTS[@]}" >"$log" 2>&1 ||
+    PATH="$venv/bin:$PATH" "$python" -m pytest -q -p no:cacheprovider -m "$FAST" >"$log" 2>&1 ||
         status=FAIL
     tests="$(grep -E '^=* ?[0-9]+ (passed|failed|errors?)\b' "$log" | tail -1 | tr -d '=' || true)"
     tests_s=$((SECONDS - began))
