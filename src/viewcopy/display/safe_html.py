@@ -101,9 +101,16 @@ def clean(markup: str) -> str:
     )
 
 
+def cleaned_if_changed(markup: str) -> str | None:
+    """`markup` sanitized, or None when sanitizing removes nothing (the same elements, attributes
+    and text)."""
+    cleaned = clean(markup)
+    return None if _events(markup) == _events(cleaned) else cleaned
+
+
 def is_clean(markup: str) -> bool:
-    """Whether sanitizing `markup` removes nothing: the same elements, attributes and text."""
-    return _events(markup) == _events(clean(markup))
+    """Whether sanitizing `markup` removes nothing."""
+    return cleaned_if_changed(markup) is None
 
 
 def safe_markdown(source: str, attachments: dict | None = None) -> str | None:
@@ -115,9 +122,8 @@ def safe_markdown(source: str, attachments: dict | None = None) -> str | None:
         rendered = MarkdownWithMath(renderer=renderer).render(source)
     except Exception:  # a missing attachment, a parser failure: the source is shown, as text
         return one_block(f"<pre>{html.escape(source)}</pre>")
-    if is_clean(rendered):
-        return None
-    return one_block(clean(rendered))
+    cleaned = cleaned_if_changed(rendered)
+    return None if cleaned is None else one_block(cleaned)
 
 
 def one_block(markup: str) -> str:
