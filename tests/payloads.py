@@ -25,7 +25,6 @@ from viewcopy.course.assignment import (
     NOTEBOOK,
     grade_id,
     mark_submitted,
-    submission_folder,
 )
 from viewcopy.exercise.locking import read_lock
 from viewcopy.exercise.next_lock import hand_in_draw
@@ -152,7 +151,6 @@ def hand_in_locked(student: Student, course: Path) -> Path:
     cell.source = f"NEXT_PREDICTIONS = {{\n{lines}}}\n"
     nbformat.write(notebook, folder / NOTEBOOK)
     mark_submitted(folder)
-    assert submission_folder(course, student.student_id) == folder
     return folder
 
 

@@ -15,16 +15,14 @@ import html
 
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from viewcopy.display.safe_html import clean, is_clean, one_block, safe_markdown
+from viewcopy.display.safe_html import clean, cleaned_if_changed, one_block, safe_markdown
 from viewcopy.exercise.locking import OUTPUT_KEY
 from viewcopy.notebook.records import KEY as RECORD_KEY
+from viewcopy.plugins.feedback import WIDGET_VIEW
 
 KEPT = {"text/plain", "image/png", "image/jpeg", "image/gif", "application/json"}
 """Shown escaped or as an image, never as markup."""
 CLEANED = {"text/html", "image/svg+xml"}
-WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-"""Dropped without a note: a widget is never live where this notebook is read (the explorer
-carries its diagram as HTML beside it)."""
 IMAGES = ("image/png", "image/jpeg", "image/gif", "image/svg+xml")
 SIZES = ("width", "height")
 
@@ -69,8 +67,8 @@ def sanitize_output(output: dict) -> None:
                 data[mime] = safe
         elif mime not in KEPT:
             del data[mime]
-            if mime != WIDGET_VIEW:
-                removed.append(mime)
+            if mime != WIDGET_VIEW:  # no note: a widget is never live where this is read, and
+                removed.append(mime)  # the explorer carries its diagram as HTML beside it
     if removed:  # said in HTML: text/plain stays as it was (nbgrader reads scores from it)
         shown = (
             data.get("text/html") or f"<pre>{html.escape(_text(data.get('text/plain', '')))}</pre>"
@@ -91,8 +89,8 @@ class SanitizeForInstructor(NbGraderPreprocessor):
             if (safe := safe_markdown(cell.source, cell.get("attachments"))) is not None:
                 cell.source = safe
                 cell.pop("attachments", None)
-        elif cell.cell_type == "raw" and not is_clean(cell.source):
-            cell.source = one_block(clean(cell.source))
+        elif cell.cell_type == "raw" and (cleaned := cleaned_if_changed(cell.source)) is not None:
+            cell.source = one_block(cleaned)
         for output in cell.get("outputs", []):
             sanitize_output(output)
         return cell, resources
