@@ -162,9 +162,9 @@ class Cluster:
         return next(address for address, info in infos if info["name"] == name)
 
     def busy(self) -> list[str]:
-        """Names of the workers with a task."""
-        names = {a: i["name"] for a, i in self.client.scheduler_info()["workers"].items()}
-        return sorted(names[a] for a, keys in self.client.processing().items() if keys)
+        """Names of the workers with a task, read in one step on the scheduler (two client calls
+        race a worker that a nanny restarts under a new address between them)."""
+        return self.client.run_on_scheduler(_busy_worker_names)
 
     def kill(self, process: subprocess.Popen) -> None:
         """SIGKILL a process and its session (a worker's nanny, the worker and its kernels)."""
@@ -177,6 +177,10 @@ class Cluster:
             self.client.close(timeout=5)
         for process in [*self.workers.values(), self.scheduler]:
             self.kill(process)
+
+
+def _busy_worker_names(dask_scheduler) -> list[str]:
+    return sorted(str(w.name) for w in dask_scheduler.workers.values() if w.processing)
 
 
 @pytest.fixture(scope="module")
