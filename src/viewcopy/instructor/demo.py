@@ -20,7 +20,7 @@ from viewcopy.course.assignment import (
 )
 from viewcopy.instructor.grade import DEFAULT_LIMIT_S, SANDBOXED, grade
 from viewcopy.instructor.grade_record import outcomes_summary
-from viewcopy.instructor.synthetic import Student, hand_in, synthetic_class
+from viewcopy.instructor.synthetic import Student, hand_in_class, synthetic_class
 from viewcopy.plugins.sandbox import bwrap_problem
 
 
@@ -63,7 +63,8 @@ def run_cycle(
     say(f"course folder: {course}")
     for student in students:
         say(f"  {student.student_id:<18} fills the release{' and runs it' if student.runs else ''}")
-        hand_in(student, course)
+    say("the students run their notebooks, one kernel per core ...")
+    hand_in_class(students, course)
     say("viewcopy grade (nbgrader autograde, in parallel) ...")
     sandbox = SANDBOXED
     if (problem := bwrap_problem()) is not None:

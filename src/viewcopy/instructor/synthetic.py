@@ -7,10 +7,13 @@ runs the notebook top to bottom as a student would (which writes the lock), and 
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
+import threading
 from collections import Counter
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -263,9 +266,18 @@ def run_cells(client: NotebookClient, student: Student, folder: Path, **kernel: 
             client.execute_cell(cell, index)
 
 
+_MEASURING = threading.Lock()
+"""Held while this process measures for a student (torch's profiler is not thread-safe)."""
+
+
 def next_predictions_source(how: str, folder: Path) -> str:
     """What a student who predicts `how` writes for the next ops drawn for the hand-in in
     `folder` (its lock of the twenty is there, since the reveal ran)."""
+    with _MEASURING:
+        return _next_predictions_source(how, folder)
+
+
+def _next_predictions_source(how: str, folder: Path) -> str:
     ops = hand_in_draw(read_lock(folder))
     if how == "rules":
         sheet = measured_next_predictions({op.id: (op.parent_expr, op.op) for op in ops})
@@ -319,3 +331,15 @@ def hand_in(student: Student, course: Path) -> Path:
     write_submission(student, release_folder(course), folder)
     mark_submitted(folder)
     return folder
+
+
+def hand_in_class(
+    students: Iterable[Student], course: Path, *, jobs: int | None = None
+) -> list[Path]:
+    """Every student's hand-in, `jobs` at a time (default: one per core). Each notebook runs in a
+    kernel process of its own, in its own folder, as `hand_in` runs it alone; the threads here only
+    drive those kernels, and what this process measures for a student it measures one at a time."""
+    students = list(students)
+    jobs = max(1, min(jobs or os.cpu_count() or 1, len(students) or 1))
+    with ThreadPoolExecutor(jobs, thread_name_prefix="hand-in") as pool:
+        return list(pool.map(lambda student: hand_in(student, course), students))
