@@ -53,7 +53,7 @@ else
 fi
 
 # (a) the tests that skip without CUDA
-if step devices 150 "$PY" -m pytest -q -p no:cacheprovider -rs tests/test_devices.py; then
+if step devices 150 "$PY" -m pytest -q -p no:cacheprovider -rs tests/engine/test_devices.py; then
     if [ "$has_cuda" = True ] && ! no_cuda_skips devices; then
         say FAIL devices-tests "$(counts devices), but CUDA cases skipped on a CUDA machine"
     else
@@ -129,7 +129,7 @@ sys.exit((e["verdict"], e["device"]) != ("copy", "cuda"))
     fi
 
     # (f) the classify checks, which grade on every available device
-    if step classify 150 "$PY" -m pytest -q -p no:cacheprovider -rs tests/test_checks.py -k classify; then
+    if step classify 150 "$PY" -m pytest -q -p no:cacheprovider -rs tests/lab/test_checks.py -k classify; then
         if no_cuda_skips classify; then
             say PASS classify-checks "$(counts classify)"
         else
@@ -140,7 +140,7 @@ sys.exit((e["verdict"], e["device"]) != ("copy", "cuda"))
     fi
 
     # (g) the GPU lane: a Dask worker with --resources GPU=1 grades a hand-in on cpu+cuda
-    if step gpu-lane 300 "$PY" -m pytest -q -p no:cacheprovider -rs tests/test_cluster.py -k cuda; then
+    if step gpu-lane 300 "$PY" -m pytest -q -p no:cacheprovider -rs tests/grading/test_cluster.py -k cuda; then
         if grep -qE '^2 passed' "$work/gpu-lane.out"; then
             say PASS gpu-lane "$(counts gpu-lane): graded on the GPU worker, on cpu+cuda"
         else

@@ -4,7 +4,7 @@ FLOOR is the oldest minor release that passes. Tried here: on torch 2.3 and olde
 puts a kernel outside its parent (it ends a microsecond after it) in one profile of
 `x.t().contiguous()` in five to ten, so a copy's bytes count twice and copies are charged to the
 wrong line; 2.2 and older also cannot use NumPy 2, which pip pairs with them. pyproject.toml and
-environment.yml say the same floor (tests/test_torch_range.py).
+environment.yml say the same floor (tests/engine/test_torch_range.py).
 """
 
 from __future__ import annotations

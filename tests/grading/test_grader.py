@@ -1,0 +1,232 @@
+"""`viewcopy grade` on a real course: parallel workers, a hang and a kernel death beside honest
+students, the same gradebook as plain `nbgrader autograde`, skipping, and Ctrl-C.
+
+The course is the hostile corpus (conftest's session fixture `hostile`): its `endless_loop` hangs
+and its `exits_kernel` kills its kernel beside two honest students. Tests that grade again do it
+in a copy of that course.
+"""
+
+from __future__ import annotations
+
+import csv
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from support.hostile_corpus import LIMIT_S
+
+from viewcopy.course.assignment import ASSIGNMENT, read_grades, run_nbgrader
+from viewcopy.instructor.grade import FAILED, GRADED, SKIPPED, grade, up_to_date
+from viewcopy.instructor.grade_worker import failure_reason, gradebook_url
+
+pytestmark = [pytest.mark.course, pytest.mark.sandbox]
+
+HONEST = ("honest_perfect", "honest_typical")
+HANGS, KILLS_KERNEL = "endless_loop", "exits_kernel"
+
+
+@pytest.fixture(scope="module")
+def course(hostile):
+    """The graded corpus: (course folder, outcomes by student)."""
+    folder, _, outcomes, _, _ = hostile
+    return folder, outcomes
+
+
+@pytest.fixture(scope="module")
+def regraded(course, tmp_path_factory):
+    """A copy of the graded course, with only the honest hand-ins and the dead kernel's, for the
+    tests that grade again (in this order: skip, force, Ctrl-C, a second Ctrl-C)."""
+    folder, outcomes = course
+    kept = {*HONEST, KILLS_KERNEL}
+    copy = tmp_path_factory.mktemp("regrade") / "course"
+    shutil.copytree(folder, copy, ignore=_only_hand_ins_of(folder, kept))
+    return copy, outcomes
+
+
+def _only_hand_ins_of(course: Path, kept: set[str]):
+    """A copytree filter that leaves out every other student's submitted/ and autograded/ folder."""
+    holders = {course / "submitted", course / "autograded"}
+
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        return {n for n in names if n not in kept} if Path(folder) in holders else set()
+
+    return ignore
+
+
+def grades(course: Path, student_ids) -> dict[tuple[str, str], tuple[float | None, float]]:
+    """(score, max) per student and cell; the score is None for a cell graded by hand."""
+    every = read_grades(course)
+    return {(s, cell): value for s in student_ids for cell, value in every[s].items()}
+
+
+def test_a_hang_and_a_dead_kernel_fail_with_their_reason_while_the_others_are_graded(course):
+    folder, outcomes = course
+    assert {s: outcomes[s].status for s in (*HONEST, HANGS, KILLS_KERNEL)} == {
+        "honest_perfect": GRADED,
+        "honest_typical": GRADED,
+        HANGS: FAILED,
+        KILLS_KERNEL: FAILED,
+    }
+    assert f"{LIMIT_S} s limit" in outcomes[HANGS].reason
+    assert LIMIT_S <= outcomes[HANGS].seconds < LIMIT_S + 10
+    assert "kernel died" in outcomes[KILLS_KERNEL].reason
+    autograded = folder / "autograded"
+    graded = sorted(p.parent.name for p in autograded.glob(f"*/{ASSIGNMENT}"))
+    assert graded == sorted(s for s, o in outcomes.items() if o.status == GRADED)
+    assert set(HONEST) <= set(graded)  # as nbgrader does, no half-graded copy stays:
+    assert HANGS not in graded and KILLS_KERNEL not in graded
+    with (folder / "grade_logs" / ASSIGNMENT / "record.csv").open() as f:
+        record = {row["student_id"]: row for row in csv.DictReader(f)}
+    assert {s: r["status"] for s, r in record.items()} == {s: o.status for s, o in outcomes.items()}
+    assert record[KILLS_KERNEL]["reason"] == outcomes[KILLS_KERNEL].reason
+    honest = grades(folder, HONEST)
+    auto = {k: v for k, v in honest.items() if not k[1].startswith("answer_")}
+    assert auto and all(score is not None for score, _ in auto.values())
+    assert all(honest[s, "answer_21"][0] is None for s in HONEST)  # waits for hand grading
+    assert honest["honest_perfect", "test_classify_hidden"][0] == 5
+
+
+def test_the_class_report_names_each_failed_hand_in_with_its_reason(course):
+    from viewcopy.instructor.report import build_report
+
+    folder, outcomes = course
+    problems = dict(build_report(folder).problems)
+    for student_id in (HANGS, KILLS_KERNEL):
+        assert problems[student_id] == f"grading failed: {outcomes[student_id].reason}"
+
+
+def test_scores_are_what_plain_nbgrader_autograde_gives(course, tmp_path):
+    folder, _ = course
+    plain = tmp_path / "plain"
+    compared = [*HONEST, KILLS_KERNEL]  # no attack runs outside the sandbox: only these are copied
+    ignore = _only_hand_ins_of(folder, set(compared))
+    shutil.copytree(
+        folder, plain, ignore=lambda d, n: ignore(d, n) | ({"autograded", "grade_logs"} & set(n))
+    )
+    with pytest.raises(Exception, match="autograde"):  # nbgrader fails the run for the dead kernel
+        run_nbgrader(plain, "autograde", ASSIGNMENT, "--force")
+    ours, theirs = grades(folder, compared), grades(plain, compared)
+    assert ours == theirs
+    assert sum(score or 0 for score, _ in ours.values()) > 10
+    for student_id in HONEST:
+        mine = folder / "autograded" / student_id / ASSIGNMENT / "view_or_copy.ipynb"
+        other = plain / "autograded" / student_id / ASSIGNMENT / "view_or_copy.ipynb"
+        assert _sources(mine) == _sources(other)
+
+
+def _sources(path: Path) -> list[str]:
+    import nbformat
+
+    return [c.source for c in nbformat.read(path, as_version=4).cells]
+
+
+def test_a_rerun_skips_what_is_graded_and_force_regrades(regraded):
+    folder, _ = regraded
+    before = grades(folder, HONEST)
+    started = time.monotonic()
+    outcomes = grade(folder, ASSIGNMENT, pattern="honest_*", progress=False)
+    assert [o.status for o in outcomes] == [SKIPPED, SKIPPED]
+    assert time.monotonic() - started < 5  # no worker was started
+    assert all(up_to_date(folder, ASSIGNMENT, s) for s in HONEST)
+    assert not up_to_date(folder, ASSIGNMENT, KILLS_KERNEL)
+
+    (outcome,) = grade(folder, ASSIGNMENT, pattern="*typical", force=True, progress=False)
+    assert (outcome.student_id, outcome.status) == ("honest_typical", GRADED)
+    assert grades(folder, HONEST) == before
+
+
+def _as_from_a_terminal() -> None:
+    """Ctrl-C as a terminal delivers it: a test run started in the background (`cmd &`, nohup)
+    ignores SIGINT, and a child inherits that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def start_grading_and_wait_for_the_worker(folder: Path) -> subprocess.Popen:
+    """`viewcopy grade` on the honest students, one worker, once it has started the first."""
+    command = [
+        str(Path(sys.executable).with_name("viewcopy")),
+        "grade", "--course", str(folder), "--force", "--jobs", "1", "--quiet",
+        "--student", "honest_*",
+    ]  # fmt: skip
+    log = folder / "grade_logs" / ASSIGNMENT / "worker-0.log"
+    log.unlink(missing_ok=True)
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=_as_from_a_terminal,
+    )
+    deadline = time.monotonic() + 60
+    while "Sanitizing" not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline, "the worker never started grading"
+        time.sleep(0.2)
+    return process
+
+
+def recorded(folder: Path) -> dict[str, str]:
+    with (folder / "grade_logs" / ASSIGNMENT / "record.csv").open() as f:
+        return {row["student_id"]: row["status"] for row in csv.DictReader(f)}
+
+
+def test_ctrl_c_finishes_the_submission_in_flight_and_starts_no_other(regraded):
+    folder, _ = regraded
+    before = grades(folder, HONEST)
+    process = start_grading_and_wait_for_the_worker(folder)
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=120)
+    assert process.returncode == 130, output
+    assert "finishing the submissions in flight" in output
+    assert recorded(folder) == {"honest_perfect": GRADED, "honest_typical": "interrupted"}
+    assert grades(folder, HONEST) == before
+    assert all(up_to_date(folder, ASSIGNMENT, s) for s in HONEST)
+
+
+def test_a_second_ctrl_c_abandons_the_hand_in_in_flight_and_leaves_no_kernel(regraded):
+    import psutil
+
+    folder, _ = regraded
+    process = start_grading_and_wait_for_the_worker(folder)
+    process.send_signal(signal.SIGINT)
+    time.sleep(0.5)
+    process.send_signal(signal.SIGINT)
+    output, _ = process.communicate(timeout=60)
+    assert process.returncode == 130, output
+    assert recorded(folder) == {"honest_perfect": "interrupted", "honest_typical": "interrupted"}
+    assert not up_to_date(folder, ASSIGNMENT, "honest_perfect")  # the next run grades it
+    leftovers = [
+        p.info["cmdline"]
+        for p in psutil.process_iter(["cmdline"])
+        if str(folder) in " ".join(p.info["cmdline"] or ())
+    ]
+    assert leftovers == []
+    (outcome,) = grade(folder, ASSIGNMENT, pattern="honest_perfect", progress=False)
+    assert outcome.status == GRADED
+
+
+@pytest.mark.parametrize(
+    ("log", "says"),
+    [
+        (
+            "[ERROR] There was an error\nTraceback (most recent call last):\n"
+            "nbclient.exceptions.DeadKernelError: Kernel died\n"
+            "nbgrader.converters.base.NbGraderException: Please see the error log",
+            "the kernel died while running the notebook",
+        ),
+        ("sqlalchemy.exc.OperationalError: database is locked", "gradebook could not be written"),
+        ("ValueError: Invalid timestamp string", "ValueError: Invalid timestamp string"),
+        ("nothing recognisable", "nbgrader could not grade it"),
+    ],
+)
+def test_failure_reasons_name_the_first_exception_plainly(log, says):
+    assert says in failure_reason(log)
+
+
+def test_sqlite_gradebooks_wait_for_the_lock_other_databases_are_left_alone():
+    assert gradebook_url("sqlite:////c/gradebook.db") == "sqlite:////c/gradebook.db?timeout=300"
+    assert gradebook_url("sqlite:////c/g.db?mode=ro") == "sqlite:////c/g.db?mode=ro"
+    assert gradebook_url("postgresql://host/db") == "postgresql://host/db"

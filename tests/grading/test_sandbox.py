@@ -1,0 +1,140 @@
+"""The sandbox a graded kernel runs in, probed from inside a real sandboxed kernel."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from support.sandboxing import sandbox_or_skip
+
+from viewcopy.plugins.sandbox import COURSE_DATA, Cgroups, Limits, readable_paths
+
+pytestmark = [pytest.mark.sandbox]
+
+LIMITS = Limits(cpu_s=60, memory_bytes=1 * 2**30, processes=64, scratch_bytes=8 * 2**20)
+
+
+def test_readable_paths_never_hold_course_data(tmp_path):
+    course = tmp_path / "course"
+    for name in COURSE_DATA:
+        (course / name).mkdir(parents=True)
+    paths = [Path(p) for p in readable_paths(course)]
+    assert paths, "the Python environment must be readable"
+    for path in paths:
+        for name in COURSE_DATA:
+            data = course / name
+            assert data != path and path not in data.parents, f"{path} exposes {data}"
+
+
+@pytest.fixture(scope="module")
+def sandboxed_kernel(tmp_path_factory):
+    """A kernel started the way graded kernels are, in a working copy beside a course."""
+    sandbox_or_skip()
+    from jupyter_client.blocking import BlockingKernelClient
+    from jupyter_core.utils import run_sync
+    from traitlets.config import Config
+
+    from viewcopy.plugins.sandboxed_kernel import SandboxedKernelManager
+
+    root = tmp_path_factory.mktemp("sandbox")
+    course = root / "course"
+    (course / "source").mkdir(parents=True)
+    (course / "source" / "master.ipynb").write_text("hidden tests")
+    (course / "gradebook.db").write_text("grades")
+    copy = course / "autograded" / "student" / "lab"
+    copy.mkdir(parents=True)
+    (copy / "lab.ipynb").write_text("the submission")
+    config = Config()
+    config.SandboxedKernelManager.readable = readable_paths(course)
+    config.SandboxedKernelManager.limits = dict(LIMITS.__dict__)
+    manager = SandboxedKernelManager(kernel_name="python3", config=config)
+    run_sync(manager.start_kernel)(
+        cwd=str(copy), extra_arguments=["--HistoryManager.hist_file=:memory:"]
+    )
+    client = BlockingKernelClient(**manager.get_connection_info(session=True))
+    client.start_channels()
+    client.wait_for_ready(timeout=60)
+
+    def run(code: str) -> dict:
+        out: list[str] = []
+        client.execute_interactive(
+            textwrap.dedent(code),
+            timeout=60,
+            output_hook=lambda m: out.append(m["content"].get("text", "")),
+        )
+        return json.loads("".join(out))
+
+    yield run, course, copy
+    client.stop_channels()
+    run_sync(manager.shutdown_kernel)(now=True)
+
+
+def outcome(expr: str) -> str:
+    """Code that prints, as JSON, 'ok' or the exception name an expression raises."""
+    return f"""
+    import json
+    try:
+        {expr}
+        said = "ok"
+    except BaseException as exc:
+        said = type(exc).__name__
+    print(json.dumps(said))
+    """
+
+
+def test_the_course_is_invisible_and_the_copy_is_read_only(sandboxed_kernel):
+    run, course, copy = sandboxed_kernel
+    assert run(outcome(f"open({str(course / 'source' / 'master.ipynb')!r}).read()")) == (
+        "FileNotFoundError"
+    )
+    assert run(outcome(f"open({str(course / 'gradebook.db')!r}).read()")) == "FileNotFoundError"
+    run(outcome(f"open({str(course / 'gradebook.db')!r}, 'w').write('forged')"))
+    assert (course / "gradebook.db").read_text() == "grades"
+    assert run("import json, os; print(json.dumps(os.getcwd()))") == str(copy)
+    assert run(outcome("open('lab.ipynb').read()")) == "ok"
+    assert run(outcome("open('lab.ipynb', 'w')")) == "OSError"
+    assert run(outcome("__import__('os').remove('lab.ipynb')")) in ("OSError", "PermissionError")
+    assert (copy / "lab.ipynb").read_text() == "the submission"
+
+
+def test_scratch_is_writable_but_small_and_python_is_read_only(sandboxed_kernel):
+    run, _, _ = sandboxed_kernel
+    assert run(outcome("open('notes.txt', 'w').write('mine')")) == "ok"
+    big = "open('/tmp/big', 'wb').write(b'0' * (16 * 2**20))"
+    assert run(outcome(big)) == "OSError"  # past the 8 MiB scratch
+    run(outcome("__import__('os').remove('/tmp/big')"))
+    import torch
+
+    site = Path(torch.__file__).parent / "__init__.py"
+    assert run(outcome(f"open({str(site)!r}, 'a')")) == "OSError"
+
+
+def test_no_network_no_privilege(sandboxed_kernel):
+    run, _, _ = sandboxed_kernel
+    connect = "__import__('socket').create_connection(('1.1.1.1', 80), timeout=3)"
+    assert run(outcome(connect)) == "OSError"
+    assert run("import json, os; print(json.dumps(os.getuid()))") == 65534
+
+
+@pytest.mark.skipif(
+    not {"pids", "memory"} <= Cgroups.enforceable(LIMITS), reason="cgroups cannot be created here"
+)
+def test_processes_and_memory_are_limited(sandboxed_kernel):
+    run, _, _ = sandboxed_kernel
+    spawn = """
+    import json, subprocess
+    children, said = [], "ok"
+    try:
+        for _ in range(200):
+            children.append(subprocess.Popen(["sleep", "30"]))
+    except BlockingIOError as exc:
+        said = type(exc).__name__
+    for child in children:
+        child.kill()
+    print(json.dumps([said, len(children)]))
+    """
+    said, started = run(spawn)
+    assert said == "BlockingIOError" and started < 64
+    assert run(outcome("bytearray(4 * 2**30)")) == "MemoryError"  # past twice the 1 GiB

@@ -1,0 +1,192 @@
+"""The architecture ARCHITECTURE.md describes, enforced: imports point down the layers, nothing
+imports in a cycle, the stable paths deployed courses name still resolve, tests stand alone, and
+the project cites no document outside itself."""
+
+from __future__ import annotations
+
+import ast
+import importlib
+from pathlib import Path
+
+import pytest
+from support.course_notebook import RELEASE_0_1_0, ROOT
+from traitlets.config import Config
+
+from viewcopy.plugins.answer_lines import WrapAnswerLines
+from viewcopy.plugins.handed_in_lock import KeepHandedInLock, PlaceHandedInLock
+from viewcopy.plugins.sanitize import SanitizeForInstructor
+from viewcopy.plugins.scoring_policy import PredictionScoring
+
+PACKAGE = ROOT / "src" / "viewcopy"
+LAYERS = ("engine", "exercise", "course", "display", "notebook", "plugins", "instructor", "cli")
+"""Lowest first: a module may import its own layer and the layers before it, never after."""
+STABLE = {
+    "viewcopy.checks": "viewcopy.notebook.checks",
+    "viewcopy.explorer": "viewcopy.display.explorer",
+    "viewcopy.feedback": "viewcopy.plugins.feedback",
+    "viewcopy.output_cap": "viewcopy.plugins.output_cap",
+    "viewcopy.restore": "viewcopy.plugins.restore",
+    "viewcopy.trusted": "viewcopy.plugins.trusted",
+}
+"""Top-level paths that released notebooks, gradebooks and deployed nbgrader_config.py name."""
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def is_module(name: str) -> bool:
+    relative = Path(*name.split("."))
+    root = PACKAGE.parent
+    return (root / relative).with_suffix(".py").is_file() or (root / relative).is_dir()
+
+
+def imports(path: Path) -> set[str]:
+    """Every viewcopy module `path` imports, at module level or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.split(".")[0] == "viewcopy"}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "viewcopy":
+            for alias in node.names:
+                submodule = f"{node.module}.{alias.name}"
+                found.add(submodule if is_module(submodule) else node.module)
+    return found
+
+
+GRAPH = {module_name(p): imports(p) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def layer(name: str) -> int | None:
+    """The layer's rank, None for the top-level stable surface."""
+    parts = name.split(".")
+    return LAYERS.index(parts[1]) if len(parts) > 1 and parts[1] in LAYERS else None
+
+
+def test_every_module_lives_in_a_layer_or_is_a_stable_path():
+    loose = [m for m in GRAPH if layer(m) is None and m not in ("viewcopy", *STABLE)]
+    assert loose == [], "put each module in the layer that owns it (ARCHITECTURE.md)"
+
+
+@pytest.mark.parametrize("module", sorted(m for m in GRAPH if layer(m) is not None))
+def test_imports_point_down_the_layers(module):
+    upward = [
+        target for target in GRAPH[module] if layer(target) is None or layer(target) > layer(module)
+    ]
+    assert upward == [], (
+        f"{module} ({LAYERS[layer(module)]}) imports {upward}: a layer imports only its own and "
+        "lower layers, and never the top-level stable paths"
+    )
+
+
+def test_no_module_imports_in_a_cycle():
+    def cycle_from(start: str, path: tuple[str, ...]) -> tuple[str, ...] | None:
+        for target in GRAPH.get(path[-1], ()):
+            if target == start:
+                return (*path, target)
+            if target not in path and (found := cycle_from(start, (*path, target))):
+                return found
+        return None
+
+    cycles = [c for m in GRAPH if (c := cycle_from(m, (m,)))]
+    assert cycles == []
+
+
+def test_the_checker_sees_a_wrong_way_import(tmp_path):
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("def f():\n    from viewcopy.instructor.report import build_report\n")
+    assert imports(wrong) == {"viewcopy.instructor.report"}
+    assert layer("viewcopy.instructor.report") > layer("viewcopy.engine.measure")
+
+
+@pytest.mark.parametrize(("stable", "home"), STABLE.items())
+def test_stable_paths_are_the_layers_own_objects(stable, home):
+    surface, module = importlib.import_module(stable), importlib.import_module(home)
+    public = [n for n in dir(surface) if not n.startswith("_")]
+    assert public and all(getattr(surface, n) is getattr(module, n) for n in public)
+
+
+def course_config(path: Path) -> Config:
+    """What nbgrader makes of a course's nbgrader_config.py."""
+    config = Config()
+    namespace = {"get_config": lambda: config, "__file__": str(path)}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return config
+
+
+def test_the_config_deployed_at_0_1_0_loads_the_same_plug_ins_as_todays():
+    deployed, today = (
+        course_config(RELEASE_0_1_0 / "nbgrader_config.py"),
+        course_config(ROOT / "nbgrader_config.py"),
+    )
+    added = {  # since 0.1.0
+        KeepHandedInLock,
+        PlaceHandedInLock,
+        PredictionScoring,
+        WrapAnswerLines,
+        SanitizeForInstructor,
+    }
+    for section, key in [
+        ("Autograde", "sanitize_preprocessors"),
+        ("Autograde", "autograde_preprocessors"),
+        ("GenerateFeedback", "preprocessors"),
+    ]:
+        now = [step for step in today[section][key] if step not in added]
+        assert deployed[section][key] == now, (section, key)
+    assert any(
+        step.__module__ == "viewcopy.plugins.trusted"
+        for step in deployed.Autograde["autograde_preprocessors"]
+    )
+
+
+def test_the_graded_cells_checks_are_on_the_stable_path():
+    import viewcopy
+
+    for check in ("prediction_credit", "rules_after_credit", "specificity_credit"):
+        assert callable(getattr(viewcopy.checks, check))
+    assert callable(viewcopy.checks.classify_credit) and callable(viewcopy.checks.the_twenty)
+
+
+def test_no_test_module_imports_another():
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        if "data" in path.relative_to(ROOT / "tests").parts:
+            continue
+        found = {
+            a.name if isinstance(node, ast.Import) else node.module
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            for a in getattr(node, "names", [])
+        }
+        assert not {m for m in found if m and m.startswith("test_")}, path.name
+
+
+def test_the_project_cites_no_document_outside_itself():
+    outside = ("DESIGN" + " §", "DESIGN" + ".md", "../" + "shared")
+    skip = {
+        ".git",
+        ".venv",
+        ".torch-venvs",
+        "demo_course",
+        "artifacts",
+        "__pycache__",
+        ".pytest_cache",
+    }
+    for path in ROOT.rglob("*"):
+        if path.is_file() and not skip & set(path.relative_to(ROOT).parts):
+            text = path.read_text(errors="ignore") if path.stat().st_size < 5_000_000 else ""
+            assert not [c for c in outside if c in text], path
+
+
+def test_the_command_line_starts_without_the_course_packages():
+    """`viewcopy copies` and `viewcopy key` work where only the lab is installed: nbgrader is
+    imported by what grades, when it grades."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, viewcopy.cli; "
+        "print(sorted(m for m in ('nbgrader', 'nh3') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

@@ -1,0 +1,72 @@
+"""environment.yml and pyproject.toml describe the same environment."""
+
+from __future__ import annotations
+
+import importlib
+import re
+from pathlib import Path
+
+import tomllib
+import yaml
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).parents[2]
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+ENVIRONMENT = yaml.safe_load((ROOT / "environment.yml").read_text())
+CONDA_NAMES = {"torch": "pytorch"}
+
+
+def conda_specs() -> dict[str, str]:
+    specs = {}
+    for entry in ENVIRONMENT["dependencies"]:
+        if isinstance(entry, str):
+            name, spec = re.fullmatch(r"([\w-]+)\s*(.*)", entry).groups()
+            specs[name] = spec.replace(" ", "")
+    return specs
+
+
+def test_every_runtime_and_course_requirement_is_in_conda_with_the_same_range():
+    wanted = [*PROJECT["dependencies"], *PROJECT["optional-dependencies"]["course"]]
+    expected = {}
+    for text in wanted:
+        requirement = Requirement(text)
+        expected[CONDA_NAMES.get(requirement.name, requirement.name)] = ",".join(
+            sorted(str(s) for s in requirement.specifier)
+        )
+    found = {name: ",".join(sorted(spec.split(","))) for name, spec in conda_specs().items()}
+    assert {k: found.get(k) for k in expected} == expected
+    assert set(found) - set(expected) == {"python", "pip"}
+
+
+def test_python_range_and_the_package_itself():
+    assert conda_specs()["python"] == PROJECT["requires-python"]
+    pip = next(e["pip"] for e in ENVIRONMENT["dependencies"] if isinstance(e, dict))
+    assert pip == ["-e ."]
+
+
+def test_torch_is_a_range_not_a_pin():
+    torch = next(Requirement(r) for r in PROJECT["dependencies"] if r.startswith("torch"))
+    assert all(s.operator not in ("==", "===") for s in torch.specifier)
+
+
+def test_console_script_points_at_a_callable():
+    module, _, name = PROJECT["scripts"]["viewcopy"].partition(":")
+    assert callable(getattr(importlib.import_module(module), name))
+
+
+def readme_quick_start() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    block = text.split("## Quick start", 1)[1].split("```bash", 1)[1].split("```", 1)[0]
+    return [line.split("#", 1)[0].strip() for line in block.strip().splitlines()]
+
+
+def test_the_quick_start_is_two_commands_that_set_up_and_ci_runs_the_second():
+    main_job, tests = readme_quick_start()
+    ci = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    assert tests in ci
+    for command, runs in ((main_job, "viewcopy demo"), (tests, "python -m pytest")):
+        script = ROOT / command.split()[0]
+        assert script.is_file() and script.stat().st_mode & 0o111, command
+        lines = [line.strip() for line in script.read_text().splitlines()]
+        assert "scripts/setup.sh" in lines, f"{command} must set up first"
+        assert any(line.startswith(runs) for line in lines), command

@@ -1,0 +1,141 @@
+"""The hostile corpus: eleven attacks and a hand-in that scripts the instructor's browser,
+beside two honest students, in one course graded by `viewcopy grade` (the session fixture
+`hostile` in conftest.py).
+
+Every attack's hand-in is written, never run here: its code only ever runs in the sandbox (the
+browser student's locks are written by the lab's own functions on its literals, as its lock cells
+would).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from support.course_notebook import ROOT
+from support.payloads import hand_in_locked, hostile_student
+
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, build_course, submission_folder
+from viewcopy.exercise.locking import LOCK_FILE
+from viewcopy.instructor.grade import grade
+from viewcopy.instructor.synthetic import Student, hand_in_class, synthetic_class
+
+LIMIT_S = 45
+
+
+def attacks(course: Path) -> dict[str, tuple[str, dict[str, str]]]:
+    """student_id -> (what it does, the cells it replaces in an otherwise perfect hand-in)."""
+    gradebook, source = course / "gradebook.db", course / "source" / ASSIGNMENT / NOTEBOOK
+    return {
+        "endless_loop": ("loops forever", {"classify": "while True:\n    pass\n"}),
+        "fork_bomb": (
+            "forks without end",
+            {
+                "rules_after": "import os\nRULES_AFTER = {}\nwhile True:\n    try:\n"
+                "        os.fork()\n    except OSError:\n        pass\n"
+            },
+        ),  # fmt: skip
+        "huge_allocation": (
+            "allocates 100 GB",
+            {
+                "rules_after": "import torch\nRULES_AFTER = {}\n"
+                "BIG = torch.ones(100 * 2**30, dtype=torch.uint8)\n"
+            },
+        ),  # fmt: skip
+        "exits_kernel": ("calls os._exit", {"classify": "import os\nos._exit(0)\n"}),
+        "crashes_kernel": ("segfaults", {"classify": "import ctypes\nctypes.string_at(0)\n"}),
+        "reads_source": (
+            "reads the master notebook with the hidden tests",
+            {"rules_after": f"RULES_AFTER = {{}}\n{_attempt(f'open({str(source)!r}).read()')}"},
+        ),
+        "writes_gradebook": (
+            "rewrites every grade in gradebook.db",
+            {
+                "rules_after": "import sqlite3\nRULES_AFTER = {}\n"
+                + _attempt(
+                    f"sqlite3.connect({str(gradebook)!r})"
+                    ".execute('update grade set auto_score = 99').connection.commit()"
+                )
+            },
+        ),
+        "deletes_around": (
+            "deletes the course around it and its own files",
+            {
+                "rules_after": "import os, shutil\nRULES_AFTER = {}\n"
+                + _attempt(f"shutil.rmtree({str(course)!r})")
+                + _attempt("os.remove('view_or_copy.ipynb')")
+                + _attempt("shutil.rmtree('../../..')")
+            },
+        ),
+        "patches_torch": (
+            "patches torch and viewcopy so that classify scores full marks",
+            {
+                "classify": "import torch, viewcopy.checks, viewcopy.engine.storage\n"
+                "torch.Tensor.untyped_storage = lambda self: None\n"
+                "viewcopy.engine.storage.verdict = lambda result, parent: 'view'\n"
+                "viewcopy.checks.classify_credit = lambda *args, **kwargs: 5.0\n"
+                "def classify(op_result, parent):\n    return 'view'\n"
+            },
+        ),
+        "silences_display": (
+            "silences the display so that nbgrader sees no score (and would give full marks)",
+            {
+                "answer_21": "ANSWER_21 = 'storage'\n"
+                "get_ipython().displayhook.write_format_data = lambda *args, **kwargs: None\n"
+            },
+        ),
+        "floods_output": (
+            "prints 50 MB",
+            {"rules_after": "RULES_AFTER = {}\nprint('x' * 50_000_000)\n"},
+        ),
+        "forged_lock": ("hands in a lock file written by hand", {}),
+    }
+
+
+def _attempt(statement: str) -> str:
+    """Student code that tries `statement` and prints what happened."""
+    return (
+        f"try:\n    {statement}\n    print('ATTACK SUCCEEDED')\n"
+        "except Exception as exc:\n    print('blocked:', type(exc).__name__)\n"
+    )
+
+
+def digest(root: Path, skip: tuple[str, ...]) -> dict[str, str]:
+    """sha256 of every file under root, except under the folders named in `skip`."""
+    return {
+        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and p.relative_to(root).parts[0] not in skip
+    }
+
+
+def graded_corpus(course: Path):
+    """Build, hand in and grade the corpus in `course`: (course, honest students, outcomes by
+    student, digest before grading, digest after)."""
+    base = {s.student_id: s for s in synthetic_class(ROOT)}
+    honest = [
+        Student("honest_perfect", "honest", base["perfect"].cells, classifier="storage"),
+        Student(
+            "honest_typical",
+            "honest",
+            base["typical"].cells,
+            wrong_items=base["typical"].wrong_items,
+            classifier="storage_pointer",
+        ),
+    ]
+    hostile = [
+        Student(sid, what, {**base["perfect"].cells, **cells}, runs=False)
+        for sid, (what, cells) in attacks(course).items()
+    ]
+    browser = hostile_student(base["perfect"])
+    everyone = [*honest, *hostile, browser]
+    build_course(ROOT, course, {s.student_id: s.profile for s in everyone})
+    hand_in_class([*honest, *hostile], course)
+    hand_in_locked(browser, course)
+    forged = submission_folder(course, "forged_lock") / LOCK_FILE
+    forged.write_text(json.dumps({"fingerprint": "0" * 64, "locked_at": "2026-11-29 08:00"}))
+    before = digest(course, skip=("autograded", "grade_logs", "gradebook.db"))
+    outcomes = {o.student_id: o for o in grade(course, ASSIGNMENT, limit_s=LIMIT_S, say=print)}
+    after = digest(course, skip=("autograded", "grade_logs", "gradebook.db"))
+    return course, honest, outcomes, before, after

@@ -1,0 +1,195 @@
+"""Test oracles: what is a view or a copy, and what each synthetic profile must score, decided
+without going through viewcopy's measurement (NumPy's memory bounds and PyTorch itself on the
+machine running the tests)."""
+
+from __future__ import annotations
+
+import ast
+import contextlib
+
+import nbformat
+import numpy as np
+import torch
+from support.course_notebook import RELEASE, ROOT, hidden_traps
+
+from viewcopy.course.assignment import NOTEBOOK, grade_id
+from viewcopy.exercise import catalogue
+from viewcopy.exercise.next_ops import draw
+from viewcopy.exercise.predictions import fingerprint, parse_predictions, rule_problem
+from viewcopy.instructor.synthetic import Student, classify_source
+from viewcopy.instructor.synthetic_answers import EMPTY, PARAPHRASES, SAID_BY_EVERY_CLASS
+from viewcopy.notebook import checks
+
+TWENTY = checks.the_twenty(("cpu",))
+"""The twenty as classify test cases, on the CPU."""
+
+
+def numpy_oracle(op_expr: str, parent_expr: str) -> str:
+    """'view', 'copy' or 'error' for an op on a CPU parent, decided by NumPy's memory bounds."""
+    parent = eval(parent_expr, {"torch": torch})
+    try:
+        result = eval(op_expr, {"torch": torch, "x": parent})
+    except RuntimeError:
+        return "error"
+    shared = np.shares_memory(result.detach().numpy(), parent.detach().numpy())
+    return "view" if shared else "copy"
+
+
+def in_place_oracle(op_expr: str, parent_expr: str, device: str = "cpu") -> str:
+    """view/copy/error by writing the parent in place after taking the result and watching the
+    result: NumPy-free, so it works on every device and dtype."""
+    with torch.device(device):
+        parent = eval(parent_expr, {"torch": torch})
+    try:
+        result = eval(op_expr, {"torch": torch, "x": parent})
+    except RuntimeError:
+        return "error"
+    before = result.clone()
+    with torch.no_grad():
+        parent.add_(100)
+    return "copy" if torch.equal(result, before) else "view"
+
+
+def classify_oracle(result: torch.Tensor, parent: torch.Tensor) -> str:
+    """view/copy without viewcopy: identity, then NumPy's memory bounds for real CPU memory."""
+    if result is parent:
+        return "view"
+    mine, theirs = result.untyped_storage(), parent.untyped_storage()
+    if "meta" in (mine.device.type, theirs.device.type) or 0 in (mine.nbytes(), theirs.nbytes()):
+        return "view" if mine is theirs else "copy"
+    if result.device != parent.device:
+        return "copy"
+    shared = np.may_share_memory(result.detach().numpy(), parent.detach().numpy())
+    return "view" if shared else "copy"
+
+
+def student_classify(kind: str):
+    """The classify function a synthetic student of this kind hands in."""
+    namespace: dict = {}
+    exec(classify_source(kind, ROOT), namespace)
+    return namespace["classify"]
+
+
+def expected_credit(classify, cases, points):
+    """The classify credit the oracle says `classify` earns on `cases`."""
+    right = 0
+    for case in cases:
+        with torch.device(case.device):
+            parent = eval(case.parent, {"torch": torch})
+        result = eval(case.op, {"torch": torch, "x": parent})
+        with contextlib.suppress(Exception):
+            right += classify(result, parent) == classify_oracle(result, parent)
+    return round(points * right / len(cases), 4)
+
+
+def exec_cell(source: str, name: str):
+    namespace: dict = {}
+    exec(source, namespace)
+    return namespace.get(name)
+
+
+def expected_scores(student: Student) -> dict[str, float | None]:
+    """What each grade cell must hold for this profile, from the policy and measured truth."""
+    cells = student.cells
+    predictions_edited = "predictions" in student.edits_after_run
+    if not cells:
+        predictions_credit = rules_credit = 0.0
+    else:
+        right = 20 - len(student.wrong_items)
+        locked = student.runs and not predictions_edited
+        predictions_credit = round(5 * min(right, 16) / 16, 4) if locked else 0.0
+        rules = exec_cell(cells["rules_after"], "RULES_AFTER")
+        covered = sum(
+            i in rules
+            and rule_problem(rules[i]) is None
+            and checks.RULE_WORDS.search(rules[i]) is not None
+            for i in student.wrong_items
+        )
+        misses = len(student.wrong_items)
+        rules_credit = round(2 * covered / misses, 4) if misses else 2.0
+    expected = {"score_predictions": predictions_credit, "check_rules_after": rules_credit}
+    for question in catalogue.QUESTIONS:
+        key = f"answer_{question.item}"
+        answer = exec_cell(cells[key], f"ANSWER_{question.item}") if key in cells else ""
+        expected[key] = None if key in cells else 0.0
+        expected[f"specific_{question.item}"] = checks.specificity_credit(
+            answer, item=question.item, points=1
+        )
+    expected["score_next"] = expected_next_credit(student)
+    expected["score_production"] = expected_production_credit(student)
+    if student.classifier is None:
+        expected["test_classify_visible"] = expected["test_classify_hidden"] = 0.0
+    else:
+        classify = student_classify(student.classifier)
+        expected["test_classify_visible"] = expected_credit(classify, TWENTY, 3)
+        expected["test_classify_hidden"] = expected_credit(classify, hidden_traps(), 5)
+    return expected
+
+
+def answer_meaning(student: Student, item: int) -> str:
+    """What a profile's answer to `item` means, by where the synthetic bank lists its text
+    (the template left alone is empty)."""
+    source = student.cells.get(f"answer_{item}")
+    text = exec_cell(source, f"ANSWER_{item}").strip() if source else ""
+    said = {t: m for m, t in SAID_BY_EVERY_CLASS.items()}
+    said |= {t: m for m, texts in PARAPHRASES[item].items() for t in texts}
+    return said[text] if text else EMPTY
+
+
+def released_with(student: Student, cell: str) -> bool:
+    """Does the release the student downloaded have this answer cell? (0.1.0 had no later
+    parts: nbgrader restores their graded cells, which then find nothing to grade.)"""
+    release = (student.release / NOTEBOOK) if student.release else RELEASE
+    return cell in {grade_id(c) for c in nbformat.read(release, 4).cells}
+
+
+def production_oracle() -> set[int]:
+    """The forward's lines that copy, by running each line alone under torch's own profiler (no
+    stacks, no dispatch mode: a path independent of viewcopy's tracer)."""
+    from torch.autograd.profiler import profile
+
+    from viewcopy.engine.profiling import COPY_KERNELS
+    from viewcopy.exercise.production import build, forward_listing
+
+    model, images = build("cpu")
+    scope = {"self": model, "images": images, "torch": torch}
+    copying = set()
+    with torch.no_grad():
+        for number, code in forward_listing():
+            statement = code.replace("return ", "_ = ", 1)
+            with profile() as prof:
+                exec(statement, scope)
+            if {e.name for e in prof.function_events} & (COPY_KERNELS | {"aten::_reshape_copy"}):
+                copying.add(number)
+    return copying
+
+
+def expected_production_credit(student: Student, points: float = 2) -> float:
+    """score_production for a profile: its PRODUCTION against the oracle, if it ran (locked)."""
+    source = student.cells.get("production_predictions")
+    if not (student.runs and source) or "production_predictions" in student.edits_after_run:
+        return 0.0
+    if not released_with(student, "production_predictions"):
+        return 0.0
+    sheet = ast.literal_eval(source.split("=", 1)[1])
+    copying = production_oracle()
+    right = sum((verdict == "copy") == (line in copying) for line, verdict in sheet.items())
+    return round(points * right / len(sheet), 4)
+
+
+def expected_next_credit(student: Student, points: float = 4) -> float:
+    """score_next for a profile: its draw (from its lock of the twenty) judged by NumPy's oracle."""
+    if not (student.runs and student.cells and student.next_ops):
+        return 0.0
+    if not released_with(student, "next_predictions"):
+        return 0.0
+    sheet = ast.literal_eval(student.cells["predictions"].split("=", 1)[1])
+    ops = draw(fingerprint(parse_predictions(sheet)))
+    truth = {op.id: numpy_oracle(op.op, op.parent_expr) for op in ops}
+    if student.next_ops == "rules":
+        right = len(ops)
+    else:
+        on_x = [numpy_oracle(op.expr, catalogue.PARENT_EXPR) for op in catalogue.OPS]
+        guess = max(set(on_x), key=on_x.count)
+        right = sum(verdict == guess for verdict in truth.values())
+    return round(points * min(right, 8) / 8, 4)

@@ -1,0 +1,25 @@
+"""Whether kernels can be sandboxed here: skip where not, fail where CI requires it."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+
+def sandbox_or_skip(*, cgroups: bool = False) -> None:
+    """Skip the calling module where kernels cannot be sandboxed (with `cgroups`: or where the
+    sandbox cannot limit cores, processes and memory, which a fork bomb needs); fail it instead
+    where VIEWCOPY_REQUIRE_SANDBOX=1 (CI), so the hostile corpus can never silently not run."""
+    from viewcopy.plugins.sandbox import Cgroups, Limits, bwrap_problem
+
+    problem = bwrap_problem()
+    if problem is None and cgroups:
+        limited = Cgroups.enforceable(Limits())
+        if not {"pids", "memory", "cpu"} <= limited:
+            problem = f"cgroups here limit only {sorted(limited)}"
+    if problem is None:
+        return
+    if os.environ.get("VIEWCOPY_REQUIRE_SANDBOX") == "1":
+        pytest.fail(f"{problem}; VIEWCOPY_REQUIRE_SANDBOX=1 requires the sandbox", pytrace=False)
+    pytest.skip(f"no sandbox on this machine: {problem}", allow_module_level=True)
