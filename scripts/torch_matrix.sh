@@ -2,8 +2,9 @@
 # The torch range, measured: per torch version a cached venv (TORCH_MATRIX_CACHE, default
 # .torch-venvs/<version>/) with that torch and the project, then the fast test subset (scripts/test.sh --fast) and one student's
 # whole notebook filled in (scripts/filled_notebook.py). One line per version; exit 1 if any fails.
-# Usage: scripts/torch_matrix.sh [VERSION|floor|newest ...]   (default: VERSIONS below; "floor":
-# its first, "newest": the newest torch pip serves here). CI runs the floor (.ci/run).
+# Usage: scripts/torch_matrix.sh [--build] [VERSION|floor|newest ...]   (default: VERSIONS below;
+# "floor": its first, "newest": the newest torch pip serves here; --build: only build the venvs).
+# CI builds the floor's venv while the main suite runs, then runs the floor (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +43,8 @@ venv_for() {  # build (once per version, pyproject.toml and checkout) and print 
     echo "$venv"
 }
 
+build_only=0
+[ "${1:-}" = --build ] && build_only=1 && shift
 [ $# -gt 0 ] && VERSIONS=("$@")
 failed=0
 for version in "${VERSIONS[@]}"; do
@@ -54,6 +57,10 @@ for version in "${VERSIONS[@]}"; do
         continue
     fi
     built=$((SECONDS - began))
+    if [ "$build_only" = 1 ]; then
+        echo "torch $version: venv $venv (${built}s)"
+        continue
+    fi
     python="$venv/bin/python"
     found="$("$python" -c 'import numpy, torch; print(torch.__version__, "numpy", numpy.__version__)')"
     log="$venv/matrix.log"
