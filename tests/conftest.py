@@ -4,12 +4,14 @@ in tests/support/ (importable as `support.*`: pyproject's pythonpath)."""
 from __future__ import annotations
 
 import os
+import subprocess
 
 import pytest
 from support.sandboxing import sandbox_or_skip
-from support.servers import Postgres, postgres_bin
+from support.servers import Postgres, postgres_bin, start_service, stop
 
 import viewcopy
+from viewcopy.cli import main
 
 
 @pytest.fixture
@@ -82,3 +84,24 @@ def postgres():
         pytest.skip(problem)
     yield server
     server.stop()
+
+
+@pytest.fixture(name="viewcopy")
+def viewcopy_in_process(capfd):
+    """The `viewcopy` command run in this process (fast): stdout, stderr and the exit status."""
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        status = main(list(args))
+        out, err = capfd.readouterr()
+        return subprocess.CompletedProcess(args, status, out, err)
+
+    return run
+
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    """The course lock service, a real process on 127.0.0.1, for one module: (data folder, URL)."""
+    data_dir = tmp_path_factory.mktemp("lock-service")
+    process, url = start_service(data_dir)
+    yield data_dir, url
+    stop(process)

@@ -13,7 +13,6 @@ import pytest
 import torch
 from support.oracles import numpy_oracle
 
-from viewcopy.cli import main
 from viewcopy.exercise import catalogue
 
 
@@ -21,18 +20,6 @@ def installed_viewcopy(*args: str) -> subprocess.CompletedProcess:
     """The console script itself, in its own process, as an instructor types it."""
     command = Path(sys.executable).with_name("viewcopy")
     return subprocess.run([str(command), *args], capture_output=True, text=True)
-
-
-@pytest.fixture
-def viewcopy(capfd):
-    """The same command in this process (fast); stdout, stderr and the exit status."""
-
-    def run(*args: str) -> subprocess.CompletedProcess:
-        status = main(list(args))
-        out, err = capfd.readouterr()
-        return subprocess.CompletedProcess(args, status, out, err)
-
-    return run
 
 
 @pytest.fixture(scope="module")

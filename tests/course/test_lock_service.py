@@ -37,14 +37,6 @@ def fingerprint(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory):
-    data_dir = tmp_path_factory.mktemp("lock-service")
-    process, url = start_service(data_dir)
-    yield data_dir, url
-    stop(process)
-
-
 def client(service, student: str) -> LockServiceClient:
     data_dir, url = service
     return LockServiceClient(url, issue_token(data_dir, student))

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from viewcopy.cli import main
 from viewcopy.engine.copies import COPY_COLUMNS
 
 SCRIPT = """\
@@ -44,16 +43,6 @@ def line_of(text: str, piece: str) -> int:
     """The one line of `text` that contains `piece` (1-based)."""
     (line,) = [n for n, code in enumerate(text.splitlines(), 1) if piece in code]
     return line
-
-
-@pytest.fixture
-def viewcopy(capfd):
-    def run(*args: str) -> subprocess.CompletedProcess:
-        status = main(list(args))
-        out, err = capfd.readouterr()
-        return subprocess.CompletedProcess(args, status, out, err)
-
-    return run
 
 
 @pytest.fixture

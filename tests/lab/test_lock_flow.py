@@ -22,14 +22,6 @@ pytestmark = [pytest.mark.service]
 ASSIGNMENT = "view_or_copy"
 
 
-@pytest.fixture(scope="module")
-def service(tmp_path_factory):
-    data = tmp_path_factory.mktemp("locks")
-    process, url = start_service(data)
-    yield data, url
-    stop(process)
-
-
 @pytest.fixture
 def student(service, workdir, monkeypatch, request):
     """A student of the course, the service configured as the setup cell configures it."""
