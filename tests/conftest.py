@@ -26,7 +26,7 @@ def revealed(workdir, monkeypatch):
     return workdir
 
 
-NEEDS_A_COURSE = {"cycle", "hostile"}
+NEEDS_A_COURSE = {"the_class", "cycle", "plain", "hostile"}
 """Session fixtures that build and grade a course: a test using one is marked `course`."""
 
 
@@ -50,20 +50,38 @@ def workdir(tmp_path, monkeypatch):
 
 
 @pytest.fixture(scope="session")
-def cycle(tmp_path_factory):
-    """One graded course for the whole session: (course folder, {student_id: Result})."""
-    from support.course_cycle import graded_course
+def the_class(tmp_path_factory):
+    """The session's synthetic class, handed in once and never graded: tests grade copies
+    (tests/support/the_class.py)."""
+    from support.the_class import hand_in_the_class
 
-    return graded_course(tmp_path_factory.mktemp("course"))
+    return hand_in_the_class(tmp_path_factory.mktemp("class") / "course")
 
 
 @pytest.fixture(scope="session")
-def hostile(tmp_path_factory):
+def cycle(the_class, tmp_path_factory):
+    """The class's profiles through the whole cycle, once: (course folder, {student_id: grades})."""
+    from support.the_class import graded_course
+
+    return graded_course(the_class, tmp_path_factory.mktemp("cycle") / "course")
+
+
+@pytest.fixture(scope="session")
+def plain(the_class, tmp_path_factory):
+    """Plain `nbgrader autograde` of the class's COMPARED hand-ins, once: the course folder."""
+    from support.the_class import plain_course
+
+    return plain_course(the_class, tmp_path_factory.mktemp("plain") / "course")
+
+
+@pytest.fixture(scope="session")
+def hostile(request, tmp_path_factory):
     """The hostile corpus graded once for the session (tests/support/hostile_corpus.py)."""
     from support.hostile_corpus import graded_corpus
 
     sandbox_or_skip(cgroups=True)  # the fork bomb must meet a process limit
-    return graded_corpus(tmp_path_factory.mktemp("hostile") / "course")
+    the_class = request.getfixturevalue("the_class")
+    return graded_corpus(tmp_path_factory.mktemp("hostile") / "course", the_class)
 
 
 @pytest.fixture(scope="session")

@@ -5,19 +5,17 @@ Expected numbers come from NumPy's oracle of the twenty on x, never from a typed
 
 from __future__ import annotations
 
-import shutil
 from collections import Counter
 
 import nbformat
 import pytest
-from support.course_notebook import ROOT
 from support.oracles import numpy_oracle
+from support.the_class import constant, course_of
 
 import viewcopy
 from viewcopy.course.assignment import (
     ASSIGNMENT,
     NOTEBOOK,
-    build_course,
     grade_id,
     read_grades,
     run_nbgrader,
@@ -29,12 +27,6 @@ from viewcopy.exercise.scoring import BALANCED, CARD, PASS_MARK, PASS_SHARE, sco
 from viewcopy.instructor.grade import SANDBOXED, grade
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.instructor.report import build_report
-from viewcopy.instructor.synthetic import (
-    Student,
-    hand_in_class,
-    predictions_source,
-    synthetic_class,
-)
 from viewcopy.notebook import checks
 from viewcopy.plugins.sandbox import bwrap_problem
 
@@ -42,10 +34,6 @@ pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 
 ON_X = {op.item: numpy_oracle(op.expr, catalogue.PARENT_EXPR) for op in catalogue.OPS}
 """The twenty's verdicts on x, by NumPy's oracle."""
-
-
-def constant(verdict: str) -> dict:
-    return {i: (verdict, "slicing and views keep the storage") for i in catalogue.ITEMS}
 
 
 def oracle_scores(sheet: dict) -> tuple[int, float]:
@@ -61,6 +49,9 @@ def credit(sheet: dict, policy: str, points: float = 5) -> float:
     share = min(right, PASS_MARK) / PASS_MARK if policy == CARD else min(balanced, 0.8) / 0.8
     return round(points * share, 4)
 
+
+PLAIN = "plain"
+"""The course plain `nbgrader autograde` grades, under the balanced policy."""
 
 SHEETS = {
     "all_view": constant("view"),
@@ -111,30 +102,21 @@ def test_under_the_balanced_policy_a_constant_sheet_does_not_pass(workdir, monke
 
 
 @pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """The three sheets handed in once, graded under each policy (and plain nbgrader)."""
+def graded(the_class, tmp_path_factory):
+    """The three sheets' hand-ins of the session's class, graded under each policy (and by plain
+    nbgrader under the balanced one)."""
     root = tmp_path_factory.mktemp("base-rate")
-    perfect = {s.student_id: s for s in synthetic_class(ROOT)}["perfect"]
-    students = [
-        Student(name, name, {**perfect.cells, "predictions": predictions_source(sheet)})
-        for name, sheet in SHEETS.items()
-    ]
-    card = root / CARD
-    build_course(ROOT, card, {s.student_id: s.profile for s in students})
-    hand_in_class(students, card)
-    balanced, plain = root / BALANCED, root / "plain"
-    shutil.copytree(card, balanced)
-    shutil.copytree(card, plain)
+    courses = {name: course_of(the_class, root / name, SHEETS) for name in (CARD, BALANCED, PLAIN)}
     sandbox = None if bwrap_problem() else SANDBOXED
     with pytest.MonkeyPatch.context() as env:
         env.setenv("VIEWCOPY_SCORING", CARD)
-        grade(card, ASSIGNMENT, progress=False, sandbox=sandbox)
+        grade(courses[CARD], ASSIGNMENT, progress=False, sandbox=sandbox)
         env.setenv("VIEWCOPY_SCORING", BALANCED)
-        grade(balanced, ASSIGNMENT, progress=False, sandbox=sandbox)
-        run_nbgrader(plain, "autograde", ASSIGNMENT, "--force")
-        reports = {BALANCED: build_report(balanced)}
-    reports[CARD] = build_report(card)
-    return {CARD: card, BALANCED: balanced, "plain": plain}, reports
+        grade(courses[BALANCED], ASSIGNMENT, progress=False, sandbox=sandbox)
+        run_nbgrader(courses[PLAIN], "autograde", ASSIGNMENT, "--force")
+        reports = {BALANCED: build_report(courses[BALANCED])}
+    reports[CARD] = build_report(courses[CARD])
+    return courses, reports
 
 
 @pytest.mark.parametrize("policy", [CARD, BALANCED])
@@ -148,7 +130,7 @@ def test_graded_credit_follows_the_course_s_policy(graded, policy):
 
 def test_plain_nbgrader_autograde_applies_the_same_policy(graded):
     courses, _ = graded
-    assert read_grades(courses["plain"]) == read_grades(courses[BALANCED])
+    assert read_grades(courses[PLAIN]) == read_grades(courses[BALANCED])
 
 
 def test_the_feedback_says_which_policy_applied_and_names_the_base_rate(graded):

@@ -1,8 +1,9 @@
 """The nbgrader course end to end, the way nbgrader tests itself: a temporary course folder,
 generate, validate, synthetic and tampered submissions, autograde, feedback, export.
 
-Slow (a kernel per notebook, twice per student): one cycle (conftest's `cycle`, built by
-course_cycle.py) serves every test in this module and in test_report.py.
+Slow (a kernel per notebook, twice per student): one cycle (conftest's `cycle`, a graded copy of
+the session's class in tests/support/the_class.py) serves every test in this module and in
+test_report.py; conftest's `plain` is plain `nbgrader autograde` of the same hand-ins.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from viewcopy.course.assignment import (
     grade_id,
     nbgrader_env,
     read_grades,
-    run_nbgrader,
 )
 
 pytestmark = [pytest.mark.course]
@@ -60,13 +60,9 @@ def next_ops_shown(path: Path) -> str:
     return "".join(o.get("text", "") for o in cell.outputs)
 
 
-def test_plain_nbgrader_autograde_draws_and_grades_the_next_ops_the_same(cycle, tmp_path):
+def test_plain_nbgrader_autograde_draws_and_grades_the_next_ops_the_same(cycle, plain):
     course, _ = cycle
-    plain = tmp_path / "plain"
-    shutil.copytree(course, plain, ignore=shutil.ignore_patterns("autograded", "feedback"))
     students = ("rule_learner", "memoriser")
-    for student in students:
-        run_nbgrader(plain, "autograde", ASSIGNMENT, "--force", "--student", student)
     ours, theirs = read_grades(course), read_grades(plain)
     for student in students:
         assert ours[student] == theirs[student], student

@@ -5,22 +5,19 @@ alike; the same content written out is graded as before; the class report lists 
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
-from support.course_notebook import ROOT
+from support.the_class import COMPREHENSION, MASTER_CALL, course_of
 
 import viewcopy
 from viewcopy.course.assignment import (
     ASSIGNMENT,
     NOTEBOOK,
-    build_course,
     grade_id,
     read_grades,
-    run_nbgrader,
 )
 from viewcopy.course.handin import written_sheet
 from viewcopy.exercise.written import COMPUTED, ComputedSheet
@@ -28,31 +25,11 @@ from viewcopy.instructor.grade import SANDBOXED, grade
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.instructor.report import build_report
 from viewcopy.instructor.synthetic import (
-    Student,
-    hand_in_class,
     predictions_source,
-    synthetic_class,
 )
 from viewcopy.plugins.sandbox import bwrap_problem
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
-
-MASTER_CALL = (
-    "from viewcopy.instructor.master import measured_predictions\n"
-    "PREDICTIONS = measured_predictions()\n"
-)
-COMPREHENSION = """import torch
-x = torch.arange(24, dtype=torch.float32).reshape(4, 6)
-PREDICTIONS = {
-    op.item: (
-        "view" if eval(op.expr, {"torch": torch, "x": x}).untyped_storage() is x.untyped_storage()
-        or eval(op.expr, {"torch": torch, "x": x}).untyped_storage().data_ptr()
-        == x.untyped_storage().data_ptr() else "copy",
-        "storage measured by running it",
-    )
-    for op in viewcopy.OPS
-}
-"""
 
 
 def test_the_students_api_offers_no_answer_key():
@@ -99,23 +76,17 @@ def test_computed_sheets_are_refused_at_the_lock_and_a_written_one_locks(tmp_pat
     assert "is not what its answer cell writes out" in error_of(cells[11])
 
 
+STUDENTS = ("master_call", "comprehension", "perfect")
+"""Two computed sheets, and the perfect hand-in: the same sheet written out."""
+
+
 @pytest.fixture(scope="module")
-def course(tmp_path_factory):
-    root = tmp_path_factory.mktemp("written")
-    course = root / "course"
-    perfect = {s.student_id: s for s in synthetic_class(ROOT)}["perfect"]
-    students = [
-        Student("master_call", "the master's call", {**perfect.cells, "predictions": MASTER_CALL}),
-        Student("comprehension", "runs it", {**perfect.cells, "predictions": COMPREHENSION}),
-        Student("written", "the same sheet, written out", perfect.cells),
-    ]
-    build_course(ROOT, course, {s.student_id: s.profile for s in students})
-    hand_in_class(students, course)
-    plain = root / "plain"
-    shutil.copytree(course, plain)
-    grade(course, ASSIGNMENT, progress=False, sandbox=None if bwrap_problem() else SANDBOXED)
-    run_nbgrader(plain, "autograde", ASSIGNMENT, "--force")
-    return course, plain
+def course(the_class, plain, tmp_path_factory):
+    """The three hand-ins of the session's class graded by `viewcopy grade`, and the session's
+    plain `nbgrader autograde` (conftest's `plain`, which holds them)."""
+    folder = course_of(the_class, tmp_path_factory.mktemp("written") / "course", STUDENTS)
+    grade(folder, ASSIGNMENT, progress=False, sandbox=None if bwrap_problem() else SANDBOXED)
+    return folder, plain
 
 
 def test_computed_sheets_earn_no_prediction_and_no_rules_credit_and_say_why(course):
@@ -127,20 +98,23 @@ def test_computed_sheets_earn_no_prediction_and_no_rules_credit_and_say_why(cour
         graded = nbformat.read(folder / "autograded" / student / ASSIGNMENT / NOTEBOOK, 4)
         (cell,) = [c for c in graded.cells if grade_id(c) == "score_predictions"]
         assert COMPUTED in "".join(o.get("text", "") for o in cell.outputs), student
-    assert grades["written"]["score_predictions"][0] == 5
-    assert grades["written"]["check_rules_after"][0] == 2
+    assert grades["perfect"]["score_predictions"][0] == 5
+    assert grades["perfect"]["check_rules_after"][0] == 2
 
 
 def test_plain_nbgrader_autograde_grades_them_the_same(course):
     folder, plain = course
-    assert read_grades(folder) == read_grades(plain)
+    ours, theirs = read_grades(folder), read_grades(plain)
+    assert set(ours) == set(STUDENTS)
+    for student in STUDENTS:
+        assert ours[student] == theirs[student], student
 
 
 def test_the_grader_reads_the_answer_cell_never_the_kernels_value(course):
     folder, _ = course
     notebook = nbformat.read(folder / "submitted" / "master_call" / ASSIGNMENT / NOTEBOOK, 4)
     assert isinstance(written_sheet(notebook), ComputedSheet)
-    notebook = nbformat.read(folder / "submitted" / "written" / ASSIGNMENT / NOTEBOOK, 4)
+    notebook = nbformat.read(folder / "submitted" / "perfect" / ASSIGNMENT / NOTEBOOK, 4)
     assert written_sheet(notebook) == measured_predictions()
 
 
@@ -152,4 +126,4 @@ def test_the_class_report_lists_computed_sheets(course):
             "computed, not written out" in problems[student]
             or "is not `PREDICTIONS" in (problems[student])
         ), problems[student]
-    assert "written" not in problems
+    assert "perfect" not in problems

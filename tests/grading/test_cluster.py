@@ -20,15 +20,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from support.course_notebook import ROOT
 from support.sandboxing import sandbox_or_skip
 from support.servers import free_port
+from support.the_class import course_of, everyone
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
     NOTEBOOK,
     NOTEBOOK_ID,
-    build_course,
     enrol,
     gradebook_url,
     read_grades,
@@ -38,7 +37,7 @@ from viewcopy.instructor.five import five
 from viewcopy.instructor.five_grades import apply_grades, check_rows
 from viewcopy.instructor.grade import FAILED, GRADED, SKIPPED, grade
 from viewcopy.instructor.grade_record import GradeError
-from viewcopy.instructor.synthetic import Student, hand_in, hand_in_class, synthetic_class
+from viewcopy.instructor.synthetic import Student, hand_in
 
 pytestmark = [pytest.mark.cluster, pytest.mark.postgres, pytest.mark.course, pytest.mark.sandbox]
 
@@ -46,39 +45,19 @@ sandbox_or_skip()
 
 BIN = Path(sys.executable).parent
 KEPT = ("perfect", "typical", "never_locked")
-
-
-def students() -> list[Student]:
-    base = {s.student_id: s for s in synthetic_class(ROOT)}
-    crash = {"classify": "import os\nos._exit(3)\n"}
-    return [
-        *(base[s] for s in KEPT),
-        Student("kills_kernel", "exits its kernel", crash, runs=False),
-    ]
+KILLS_KERNEL = "exits_kernel"
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory):
-    """The course with its hand-ins, never graded: each test grades a copy."""
-    course = tmp_path_factory.mktemp("cluster") / "built"
-    everyone = students()
-    build_course(ROOT, course, {s.student_id: s.profile for s in everyone})
-    hand_in_class(everyone, course)
-    return course
+def built(the_class, tmp_path_factory):
+    """Three of the session class's hand-ins and its dead kernel's, never graded: each test grades
+    a copy, and compares with the session's plain `nbgrader autograde` (conftest's `plain`)."""
+    return course_of(the_class, tmp_path_factory.mktemp("cluster") / "built", [*KEPT, KILLS_KERNEL])
 
 
 def copy_of(course: Path, to: Path) -> Path:
     shutil.copytree(course, to, ignore=shutil.ignore_patterns("autograded", "grade_logs"))
     return to
-
-
-@pytest.fixture(scope="module")
-def plain(built, tmp_path_factory):
-    """The oracle: plain `nbgrader autograde` on a copy (it fails the run for kills_kernel)."""
-    course = copy_of(built, tmp_path_factory.mktemp("plain") / "course")
-    with pytest.raises(Exception, match="autograde"):
-        run_nbgrader(course, "autograde", ASSIGNMENT, "--force")
-    return course
 
 
 def gradebook_rows(url: str) -> dict:
@@ -244,12 +223,12 @@ def test_a_cluster_grades_as_plain_nbgrader_even_with_a_worker_killed_mid_run(
     outcomes = {o.student_id: o for o in out["value"]}
     assert {s: o.status for s, o in outcomes.items()} == {
         **dict.fromkeys(KEPT, GRADED),
-        "kills_kernel": FAILED,
+        KILLS_KERNEL: FAILED,
     }
-    assert "kernel died" in outcomes["kills_kernel"].reason
+    assert "kernel died" in outcomes[KILLS_KERNEL].reason
     assert all(o.worker.startswith("tcp://") and o.worker != killed for o in outcomes.values())
     assert all(o.devices == "cpu" for o in outcomes.values())
-    assert_graded_as_plain(course, plain, [*KEPT, "kills_kernel"])
+    assert_graded_as_plain(course, plain, [*KEPT, KILLS_KERNEL])
     assert untouched_by_workers(course) == before
     cluster.add_worker("w2")  # the next tests have two workers again
 
@@ -261,7 +240,8 @@ def postgres_course(built: Path, folder: Path, url: str) -> Path:
     (folder / "nbgrader_config.py").write_text(f"{config}\nc.CourseDirectory.db_url = {url!r}\n")
     shutil.copytree(built / "source", folder / "source")
     run_nbgrader(folder, "generate_assignment", ASSIGNMENT, "--create", "--force")
-    enrol(folder, {s.student_id: s.profile for s in students()})
+    students = everyone()
+    enrol(folder, {s: students[s].profile for s in (*KEPT, KILLS_KERNEL)})
     shutil.copytree(built / "submitted", folder / "submitted")
     return folder
 
@@ -276,15 +256,15 @@ def test_a_postgresql_gradebook_is_graded_as_plain_nbgrader_on_the_cluster_and_l
     outcomes = grade(course, ASSIGNMENT, cluster=cluster.address, limit_s=120, progress=False)
     assert [o.status for o in outcomes] == [FAILED, GRADED, GRADED, GRADED]
     assert not (course / "gradebook.db").exists()
-    assert_graded_as_plain(course, plain, [*KEPT, "kills_kernel"])
-    assert dict(build_report(course).problems)["kills_kernel"].startswith("grading failed")
+    assert_graded_as_plain(course, plain, [*KEPT, KILLS_KERNEL])
+    assert dict(build_report(course).problems)[KILLS_KERNEL].startswith("grading failed")
     assert read_grades(course)["perfect"] == read_grades(plain)["perfect"]
 
-    local = grade(course, ASSIGNMENT, pattern="[kp]*", force=True, jobs=2, progress=False)
+    local = grade(course, ASSIGNMENT, pattern="[ep]*", force=True, jobs=2, progress=False)
     assert {o.student_id: o.worker for o in local} == dict.fromkeys(
-        ("kills_kernel", "perfect"), "local"
+        (KILLS_KERNEL, "perfect"), "local"
     )
-    assert_graded_as_plain(course, plain, [*KEPT, "kills_kernel"])
+    assert_graded_as_plain(course, plain, [*KEPT, KILLS_KERNEL])
     five_applied_in(course)
 
 

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from support.course_notebook import ROOT
 from support.payloads import hand_in_locked, hostile_student
+from support.the_class import EXITS_KERNEL
 
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, build_course, submission_folder
 from viewcopy.exercise.locking import LOCK_FILE
@@ -43,7 +46,7 @@ def attacks(course: Path) -> dict[str, tuple[str, dict[str, str]]]:
                 "BIG = torch.ones(100 * 2**30, dtype=torch.uint8)\n"
             },
         ),  # fmt: skip
-        "exits_kernel": ("calls os._exit", {"classify": "import os\nos._exit(0)\n"}),
+        "exits_kernel": ("calls os._exit", EXITS_KERNEL),
         "crashes_kernel": ("segfaults", {"classify": "import ctypes\nctypes.string_at(0)\n"}),
         "reads_source": (
             "reads the master notebook with the hidden tests",
@@ -110,32 +113,30 @@ def digest(root: Path, skip: tuple[str, ...]) -> dict[str, str]:
     }
 
 
-def graded_corpus(course: Path):
+def graded_corpus(course: Path, the_class: Path):
     """Build, hand in and grade the corpus in `course`: (course, honest students, outcomes by
-    student, digest before grading, digest after)."""
+    student, digest before grading, digest after). The honest hand-ins are the class's perfect
+    and typical ones, copied."""
     base = {s.student_id: s for s in synthetic_class(ROOT)}
-    honest = [
-        Student("honest_perfect", "honest", base["perfect"].cells, classifier="storage"),
-        Student(
-            "honest_typical",
-            "honest",
-            base["typical"].cells,
-            wrong_items=base["typical"].wrong_items,
-            classifier="storage_pointer",
-        ),
-    ]
+    honest = {
+        "honest_perfect": replace(base["perfect"], student_id="honest_perfect", profile="honest"),
+        "honest_typical": replace(base["typical"], student_id="honest_typical", profile="honest"),
+    }
     hostile = [
         Student(sid, what, {**base["perfect"].cells, **cells}, runs=False)
         for sid, (what, cells) in attacks(course).items()
     ]
     browser = hostile_student(base["perfect"])
-    everyone = [*honest, *hostile, browser]
+    everyone = [*honest.values(), *hostile, browser]
     build_course(ROOT, course, {s.student_id: s.profile for s in everyone})
-    hand_in_class([*honest, *hostile], course)
+    for student_id in honest:
+        kept = submission_folder(the_class, student_id.removeprefix("honest_"))
+        shutil.copytree(kept, submission_folder(course, student_id))
+    hand_in_class(hostile, course)
     hand_in_locked(browser, course)
     forged = submission_folder(course, "forged_lock") / LOCK_FILE
     forged.write_text(json.dumps({"fingerprint": "0" * 64, "locked_at": "2026-11-29 08:00"}))
     before = digest(course, skip=("autograded", "grade_logs", "gradebook.db"))
     outcomes = {o.student_id: o for o in grade(course, ASSIGNMENT, limit_s=LIMIT_S, say=print)}
     after = digest(course, skip=("autograded", "grade_logs", "gradebook.db"))
-    return course, honest, outcomes, before, after
+    return course, list(honest.values()), outcomes, before, after

@@ -57,14 +57,31 @@ def run_cycle(
     progress: bool = True,
 ) -> list[StudentGrades]:
     """Generate, submit as the synthetic students, autograde, give feedback, export."""
-    log = course / "nbgrader.log"
     students = list(students or synthetic_class(repo))
-    build_course(repo, course, {s.student_id: s.profile for s in students}, log=log)
+    build_course(repo, course, {s.student_id: s.profile for s in students}, log=course_log(course))
     say(f"course folder: {course}")
     for student in students:
         say(f"  {student.student_id:<18} fills the release{' and runs it' if student.runs else ''}")
     say("the students run their notebooks, one kernel per core ...")
     hand_in_class(students, course)
+    return grade_cycle(course, students, say, limit_s=limit_s, progress=progress)
+
+
+def course_log(course: Path) -> Path:
+    """Where the cycle's nbgrader commands log."""
+    return course / "nbgrader.log"
+
+
+def grade_cycle(
+    course: Path,
+    students: Sequence[Student],
+    say: Callable[[str], None] = print,
+    *,
+    limit_s: float = DEFAULT_LIMIT_S,
+    progress: bool = True,
+) -> list[StudentGrades]:
+    """The instructor's half of the cycle on a course the students have handed in: `viewcopy
+    grade` (sandboxed where bubblewrap works), feedback, export; the students' grades."""
     say("viewcopy grade (nbgrader autograde, in parallel) ...")
     sandbox = SANDBOXED
     if (problem := bwrap_problem()) is not None:
@@ -75,6 +92,7 @@ def run_cycle(
     )
     say(outcomes_summary(outcomes))
     say("nbgrader generate_feedback ...")
+    log = course_log(course)
     run_nbgrader(course, "generate_feedback", ASSIGNMENT, "--force", log=log)
     run_nbgrader(course, "export", "--to", str(course / "grades.csv"), log=log)
     grades = read_grades(course)
