@@ -6,6 +6,7 @@ agree. Students run their notebooks against a real service process on 127.0.0.1.
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 
 import nbformat
 import pytest
@@ -29,7 +30,12 @@ from viewcopy.instructor.grade import GRADED, SANDBOXED, grade
 from viewcopy.instructor.lock_service import issue_token
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.instructor.report import REFUSED, build_report
-from viewcopy.instructor.synthetic import Student, hand_in, predictions_source, synthetic_class
+from viewcopy.instructor.synthetic import (
+    Student,
+    hand_in_class,
+    predictions_source,
+    synthetic_class,
+)
 from viewcopy.plugins.sandbox import bwrap_problem
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox, pytest.mark.service]
@@ -62,14 +68,19 @@ def course(tmp_path_factory):
         "colab": Student("colab", "hands in the notebook alone", perfect.cells),
         "offline": Student("offline", "never reached the service", perfect.cells),
     }
+
+    def served(student: Student) -> Student:
+        """The student with the course's service in their kernel (not `offline`), and a token."""
+        service = "" if student.student_id == "offline" else url
+        token = issue_token(data, student.student_id)
+        kernel = {"VIEWCOPY_LOCK_SERVICE": service, "VIEWCOPY_LOCK_TOKEN": token}
+        return replace(student, environment=kernel)
+
     with pytest.MonkeyPatch.context() as env:
         env.setenv("VIEWCOPY_LOCK_DATA", str(data))
+        env.delenv("VIEWCOPY_LOCK_SERVICE", raising=False)  # grading reaches no service
         build_course(ROOT, course, {s: s for s in students})
-        for student in students.values():
-            env.setenv("VIEWCOPY_LOCK_SERVICE", "" if student.student_id == "offline" else url)
-            env.setenv("VIEWCOPY_LOCK_TOKEN", issue_token(data, student.student_id))
-            hand_in(student, course)
-        env.delenv("VIEWCOPY_LOCK_SERVICE")
+        hand_in_class([served(s) for s in students.values()], course)
         cheat = submission_folder(course, "cheat")
         (cheat / LOCK_FILE).unlink()
         with pytest.raises(ServiceRefused, match="revealed"):

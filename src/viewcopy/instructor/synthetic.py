@@ -124,6 +124,9 @@ class Student:
     """How the student predicts the next ops, once they are drawn: `rules` (their rules of
     storage and strides, which hold), `memorised` (no rule: the twenty's most frequent verdict to
     every op), or None (the template is left as it is)."""
+    environment: Mapping[str, str] = field(default_factory=dict)
+    """What the student's kernel finds in its environment beyond this process's (a course's lock
+    service and the student's token)."""
 
 
 def answers(voice: Voice) -> dict[str, str]:
@@ -316,7 +319,8 @@ def write_submission(
             allow_errors=True,
             resources={"metadata": {"path": str(folder)}},
         )
-        run_cells(client, student, folder, stderr=subprocess.DEVNULL)  # the kernel's log stays out
+        environment = {**os.environ, **student.environment}
+        run_cells(client, student, folder, stderr=subprocess.DEVNULL, env=environment)  # log out
     fill(notebook, student.edits_after_run)
     if student.tamper is not None:
         student.tamper(notebook)
