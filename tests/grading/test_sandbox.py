@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import math
+import os
 import textwrap
 from pathlib import Path
 
@@ -138,3 +140,9 @@ def test_processes_and_memory_are_limited(sandboxed_kernel):
     said, started = run(spawn)
     assert said == "BlockingIOError" and started < 64
     assert run(outcome("bytearray(4 * 2**30)")) == "MemoryError"  # past twice the 1 GiB
+
+
+def test_torch_runs_as_many_threads_as_the_kernel_has_cores(sandboxed_kernel):
+    run, _, _ = sandboxed_kernel
+    granted = os.environ.get("OMP_NUM_THREADS", str(max(1, math.ceil(LIMITS.cpus))))
+    assert run("import json, torch; print(json.dumps(torch.get_num_threads()))") == int(granted)

@@ -11,6 +11,7 @@ memory cgroup. The grader talks to it over Unix sockets in a folder mounted for 
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shutil
 import subprocess
@@ -30,6 +31,9 @@ NOBODY = "65534"
 PASSED = ("LANG", "LC_ALL", "NBGRADER_EXECUTION", "VIEWCOPY_SCORING")
 """Environment variables a graded kernel keeps (besides CUDA's): locale, nbgrader's mode, and
 the course's scoring policy."""
+THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+"""The thread counts torch reads at start: the cores the kernel is granted, unless the instructor
+set them (more threads than the CPU quota only wait out its throttling: 8% slower here)."""
 
 
 @dataclass(frozen=True)
@@ -203,6 +207,8 @@ def sandboxed(
     for key, value in os.environ.items():
         if key in PASSED or key.startswith(("CUDA_", "NVIDIA_")):
             env += ["--setenv", key, value]
+    for key in THREADS:
+        env += ["--setenv", key, os.environ.get(key, str(max(1, math.ceil(limits.cpus))))]
     return [
         "prlimit", f"--cpu={limits.cpu_s}", f"--fsize={limits.file_bytes}", "--core=0",
         *([f"--as={limits.memory_bytes * 2}"] if not _has_gpu() else []),
