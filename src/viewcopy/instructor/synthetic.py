@@ -48,6 +48,7 @@ from viewcopy.instructor.synthetic_answers import (
     Voice,
     answer_source,
 )
+from viewcopy.plugins.sandbox import THREADS
 
 OPPOSITE = {"view": "copy", "copy": "view"}
 MEMORY = "the same as in the lecture's answers"
@@ -304,8 +305,10 @@ def write_submission(
     folder: Path,
     *,
     timeout: int = 300,
+    threads: int | None = None,
 ) -> Path:
-    """Fill the release notebook into `folder`, run it there as the student would, save it."""
+    """Fill the release notebook into `folder`, run it there as the student would, save it
+    (`threads`: torch's thread count in the kernel, unless the environment sets it)."""
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
@@ -319,7 +322,7 @@ def write_submission(
             allow_errors=True,
             resources={"metadata": {"path": str(folder)}},
         )
-        environment = {**os.environ, **student.environment}
+        environment = kernel_environment(student, threads)
         run_cells(client, student, folder, stderr=subprocess.DEVNULL, env=environment)  # log out
     fill(notebook, student.edits_after_run)
     if student.tamper is not None:
@@ -329,10 +332,19 @@ def write_submission(
     return path
 
 
-def hand_in(student: Student, course: Path) -> Path:
+def kernel_environment(student: Student, threads: int | None) -> dict[str, str]:
+    """The student's kernel environment: this process's, the student's own, and `threads` for
+    torch unless one of those sets it."""
+    environment = {**os.environ, **student.environment}
+    for key in THREADS if threads is not None else ():
+        environment.setdefault(key, str(threads))
+    return environment
+
+
+def hand_in(student: Student, course: Path, *, threads: int | None = None) -> Path:
     """The student's submission of the course's release, stamped as `nbgrader collect` leaves it."""
     folder = submission_folder(course, student.student_id)
-    write_submission(student, release_folder(course), folder)
+    write_submission(student, release_folder(course), folder, threads=threads)
     mark_submitted(folder)
     return folder
 
@@ -341,9 +353,12 @@ def hand_in_class(
     students: Iterable[Student], course: Path, *, jobs: int | None = None
 ) -> list[Path]:
     """Every student's hand-in, `jobs` at a time (default: one per core). Each notebook runs in a
-    kernel process of its own, in its own folder, as `hand_in` runs it alone; the threads here only
-    drive those kernels, and what this process measures for a student it measures one at a time."""
+    kernel process of its own, in its own folder, as `hand_in` runs it alone, its torch on its share
+    of the cores; the threads here only drive those kernels, and what this process measures for a
+    student it measures one at a time."""
     students = list(students)
-    jobs = max(1, min(jobs or os.cpu_count() or 1, len(students) or 1))
+    cores = os.cpu_count() or 1
+    jobs = max(1, min(jobs or cores, len(students) or 1))
+    threads = max(1, cores // jobs)  # more kernels than cores only contend
     with ThreadPoolExecutor(jobs, thread_name_prefix="hand-in") as pool:
-        return list(pool.map(lambda student: hand_in(student, course), students))
+        return list(pool.map(lambda student: hand_in(student, course, threads=threads), students))
