@@ -4,7 +4,7 @@
 # whole notebook filled in (scripts/filled_notebook.py). One line per version; exit 1 if any fails.
 # Usage: scripts/torch_matrix.sh [--build] [VERSION|floor|newest ...]   (default: VERSIONS below;
 # "floor": its first, "newest": the newest torch pip serves here; --build: only build the venvs).
-# CI builds the floor's venv while the main suite runs, then runs the floor (.ci/run).
+# CI builds the floor's venv and runs the floor beside the main suite (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

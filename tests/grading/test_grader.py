@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.hostile_corpus import LIMIT_S
+from support.hostile_corpus import HONEST_COPIES, LIMIT_S
 
 from viewcopy.course.assignment import ASSIGNMENT, read_grades
 from viewcopy.instructor.grade import FAILED, GRADED, SKIPPED, grade, up_to_date
@@ -25,11 +25,9 @@ from viewcopy.instructor.grade_worker import failure_reason, gradebook_url
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 
-HONEST = ("honest_perfect", "honest_typical")
+HONEST = tuple(HONEST_COPIES)
 HANGS, KILLS_KERNEL = "endless_loop", "exits_kernel"
-SAME_HAND_IN = {
-    "honest_perfect": "perfect", "honest_typical": "typical", KILLS_KERNEL: KILLS_KERNEL
-}  # fmt: skip
+SAME_HAND_IN = {**HONEST_COPIES, KILLS_KERNEL: KILLS_KERNEL}
 """Each compared hand-in here, and the same hand-in in the session's plain autograde (conftest's
 `plain`: the class's, of which the honest ones here are copies)."""
 

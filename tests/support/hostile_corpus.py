@@ -25,6 +25,8 @@ from viewcopy.instructor.grade import grade
 from viewcopy.instructor.synthetic import Student, hand_in_class, synthetic_class
 
 LIMIT_S = 45
+HONEST_COPIES = {"honest_perfect": "perfect", "honest_typical": "typical"}
+"""The honest students here, and the class's hand-ins (conftest's `the_class`) they copy."""
 
 
 def attacks(course: Path) -> dict[str, tuple[str, dict[str, str]]]:
@@ -119,8 +121,8 @@ def graded_corpus(course: Path, the_class: Path):
     and typical ones, copied."""
     base = {s.student_id: s for s in synthetic_class(ROOT)}
     honest = {
-        "honest_perfect": replace(base["perfect"], student_id="honest_perfect", profile="honest"),
-        "honest_typical": replace(base["typical"], student_id="honest_typical", profile="honest"),
+        sid: replace(base[copied], student_id=sid, profile="honest")
+        for sid, copied in HONEST_COPIES.items()
     }
     hostile = [
         Student(sid, what, {**base["perfect"].cells, **cells}, runs=False)
@@ -129,9 +131,8 @@ def graded_corpus(course: Path, the_class: Path):
     browser = hostile_student(base["perfect"])
     everyone = [*honest.values(), *hostile, browser]
     build_course(ROOT, course, {s.student_id: s.profile for s in everyone})
-    for student_id in honest:
-        kept = submission_folder(the_class, student_id.removeprefix("honest_"))
-        shutil.copytree(kept, submission_folder(course, student_id))
+    for student_id, copied in HONEST_COPIES.items():
+        shutil.copytree(submission_folder(the_class, copied), submission_folder(course, student_id))
     hand_in_class(hostile, course)
     hand_in_locked(browser, course)
     forged = submission_folder(course, "forged_lock") / LOCK_FILE
