@@ -42,6 +42,11 @@ SANDBOXED = Limits()
 LOCAL = "local"
 
 
+def pool_size(jobs: int | None, count: int) -> int:
+    """How many processes work at once: `jobs` (default: one per core), at most `count`."""
+    return max(1, min(jobs or os.cpu_count() or 1, count))
+
+
 def submitted_students(course: Path, assignment: str, pattern: str = "*") -> list[str]:
     """Student ids with a submission of `assignment`, matching a shell-style `pattern`."""
     root = course / "submitted"
@@ -320,8 +325,7 @@ def _open_pool(course, assignment, count, jobs, limit_s, logs, sandbox, say, clu
             "on a cluster with such a worker (--cluster), or leave it out of --devices"
         )
     say(_isolation(sandbox))
-    jobs = max(1, min(jobs or os.cpu_count() or 1, count))
-    return Pool(course, assignment, jobs, limit_s, logs, sandbox)
+    return Pool(course, assignment, pool_size(jobs, count), limit_s, logs, sandbox)
 
 
 def _isolation(sandbox: Limits | None) -> str:

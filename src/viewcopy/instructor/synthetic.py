@@ -34,6 +34,7 @@ from viewcopy.exercise.locking import read_lock
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.next_lock import hand_in_draw
 from viewcopy.exercise.production import forward_listing
+from viewcopy.instructor.grade import pool_size
 from viewcopy.instructor.master import (
     measured_next_predictions,
     measured_predictions,
@@ -357,8 +358,7 @@ def hand_in_class(
     of the cores; the threads here only drive those kernels, and what this process measures for a
     student it measures one at a time."""
     students = list(students)
-    cores = os.cpu_count() or 1
-    jobs = max(1, min(jobs or cores, len(students) or 1))
-    threads = max(1, cores // jobs)  # more kernels than cores only contend
+    jobs = pool_size(jobs, len(students))
+    threads = max(1, (os.cpu_count() or 1) // jobs)  # more kernels than cores only contend
     with ThreadPoolExecutor(jobs, thread_name_prefix="hand-in") as pool:
         return list(pool.map(lambda student: hand_in(student, course, threads=threads), students))
