@@ -16,14 +16,18 @@ from nbgrader.preprocessors import (
     SaveAutoGrades,
 )
 
-from viewcopy.plugins.answer_lines import WrapAnswerLines
-from viewcopy.plugins.feedback import HideHiddenTests, StaticWidgets
-from viewcopy.plugins.handed_in_lock import KeepHandedInLock, PlaceHandedInLock
-from viewcopy.plugins.output_cap import CapOutputs
-from viewcopy.plugins.restore import RestoreMissingCells
-from viewcopy.plugins.sanitize import SanitizeForInstructor
-from viewcopy.plugins.scoring_policy import PredictionScoring
-from viewcopy.plugins.trusted import TrustedCredit
+from viewcopy.plugins import (  # the one path a course config names
+    CapOutputs,
+    HideHiddenTests,
+    KeepHandedInLock,
+    PlaceHandedInLock,
+    PredictionScoring,
+    RestoreMissingCells,
+    SanitizeForInstructor,
+    StaticWidgets,
+    TrustedCredit,
+    WrapAnswerLines,
+)
 
 c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
 

@@ -1,26 +1,41 @@
 """View or copy: measure whether PyTorch operations return views or copies, and teach why.
 
 The top level is the stable surface that released notebooks and deployed course configurations
-name; the code lives in the layers below it (see ARCHITECTURE.md).
+name; the code lives in the layers below it (see ARCHITECTURE.md). Each name is imported from its
+home the first time it is used, so `import viewcopy` loads no torch, pandas or matplotlib.
 """
 
-from viewcopy import checks
-from viewcopy.exercise.catalogue import OPS, PARENT_EXPR, QUESTIONS, VARIANTS
-from viewcopy.exercise.locking import LockError
-from viewcopy.exercise.predictions import PredictionError
-from viewcopy.notebook import lock, lock_next, lock_production, reveal, reveal_next
+from __future__ import annotations
 
-__all__ = [
-    "OPS",
-    "PARENT_EXPR",
-    "QUESTIONS",
-    "VARIANTS",
-    "checks",
-    "LockError",
-    "PredictionError",
-    "lock",
-    "lock_next",
-    "lock_production",
-    "reveal",
-    "reveal_next",
-]
+import importlib
+
+HOMES = {
+    "OPS": "viewcopy.exercise.catalogue",
+    "PARENT_EXPR": "viewcopy.exercise.catalogue",
+    "QUESTIONS": "viewcopy.exercise.catalogue",
+    "VARIANTS": "viewcopy.exercise.catalogue",
+    "LockError": "viewcopy.exercise.locking",
+    "PredictionError": "viewcopy.exercise.predictions",
+    "lock": "viewcopy.notebook",
+    "lock_next": "viewcopy.notebook",
+    "lock_production": "viewcopy.notebook",
+    "reveal": "viewcopy.notebook",
+    "reveal_next": "viewcopy.notebook",
+}
+"""Each public name and the module it lives in (`viewcopy.checks` is a module of its own)."""
+
+__all__ = ["checks", *HOMES]
+
+
+def __getattr__(name: str):
+    if name == "checks":
+        return importlib.import_module("viewcopy.checks")
+    if name not in HOMES:
+        raise AttributeError(f"module 'viewcopy' has no attribute {name!r}")
+    value = getattr(importlib.import_module(HOMES[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -1,5 +1,5 @@
 """The `viewcopy` command: the measured key, probe, draw, and the instructor's demo, grade and
-report."""
+report. Each command imports what it runs, so one that measures nothing never loads torch."""
 
 from __future__ import annotations
 
@@ -10,12 +10,10 @@ from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK
 from viewcopy.display.formats import FORMATS, render, render_one
-from viewcopy.engine.copies import COPY_COLUMNS, ScriptFailed, copies_in
 from viewcopy.engine.devices import KNOWN_DEVICES, DeviceUnavailable, resolve_devices
+from viewcopy.engine.evidence import MeasurementDisagreement
 from viewcopy.engine.expressions import ExpressionError
-from viewcopy.engine.measure import MeasurementDisagreement, measure
-from viewcopy.exercise import catalogue, next_ops
-from viewcopy.exercise.measured import measure_catalogue
+from viewcopy.exercise import catalogue
 from viewcopy.instructor.answer_groups import DEFAULT_THRESHOLD
 from viewcopy.instructor.grade import DEFAULT_LIMIT_S, GradeError
 
@@ -149,17 +147,23 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run_key(args: argparse.Namespace) -> str:
+    from viewcopy.exercise.measured import measure_catalogue
+
     devices = resolve_devices(args.device)
     return render([e.record() for e in measure_catalogue(devices)], args.format)
 
 
 def run_probe(args: argparse.Namespace) -> str:
+    from viewcopy.engine.measure import measure
+
     (device,) = resolve_devices(args.device)
     evidence = measure(args.expr, args.parent, device, parent_name=_parent_label(args.parent))
     return render_one(evidence.record(), args.format)
 
 
 def run_next(args: argparse.Namespace) -> str:
+    from viewcopy.exercise import next_ops
+
     if args.all:
         ops = next_ops.POOL
     else:
@@ -171,6 +175,8 @@ def run_next(args: argparse.Namespace) -> str:
 
 
 def run_copies(args: argparse.Namespace) -> str:
+    from viewcopy.engine.copies import COPY_COLUMNS, ScriptFailed, copies_in
+
     try:
         found = copies_in(Path(args.script), args.device)
     except ScriptFailed as exc:
@@ -182,6 +188,7 @@ def run_copies(args: argparse.Namespace) -> str:
 
 def run_draw(args: argparse.Namespace) -> str:
     from viewcopy.display.draw import Diagram
+    from viewcopy.engine.measure import measure
 
     (device,) = resolve_devices(args.device)
     evidence = measure(args.expr, args.parent, device, parent_name=_parent_label(args.parent))

@@ -16,6 +16,7 @@ from nbgrader.api import Gradebook
 from support.course_notebook import ROOT
 from support.instructor_notebooks import run_on_course
 from support.oracles import answer_meaning
+from support.without_heavy import viewcopy_without_heavy
 
 from viewcopy import cli
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK_ID, run_nbgrader
@@ -88,6 +89,16 @@ def test_json_gives_every_group_its_members_representative_and_size(cycle, capsy
         meanings = {answer_meaning(results[s].student, 24) for s in g["students"]}
         assert len(meanings) == 1
     assert len({g["group"] for g in groups}) == len(groups)
+
+
+def test_five_reads_a_graded_class_without_torch_pandas_or_matplotlib(cycle, capsys):
+    course, _ = cycle
+    args = ["five", "--course", str(course), "--format", "json"]
+    assert cli.main(args) == 0
+    here = capsys.readouterr().out
+    done = viewcopy_without_heavy(*args)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == json.loads(here)
 
 
 def test_a_grades_file_grades_exactly_the_members_and_feedback_carries_the_comment(course):

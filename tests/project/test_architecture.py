@@ -29,6 +29,8 @@ STABLE = {
     "viewcopy.trusted": "viewcopy.plugins.trusted",
 }
 """Top-level paths that released notebooks, gradebooks and deployed nbgrader_config.py name."""
+DEEP_PATHS_CONFIG = ROOT / "tests" / "data" / "release_70cf16b" / "nbgrader_config.py"
+"""A config deployed before `viewcopy.plugins` exported the plug-ins: it names their modules."""
 
 
 def module_name(path: Path) -> str:
@@ -140,6 +142,55 @@ def test_the_config_deployed_at_0_1_0_loads_the_same_plug_ins_as_todays():
     )
 
 
+def plug_ins_defined() -> dict[str, type]:
+    """Every nbgrader plug-in class defined in viewcopy/plugins/, by name."""
+    from jupyter_client import KernelManager
+    from nbconvert.preprocessors import Preprocessor
+
+    found = {}
+    for path in sorted((PACKAGE / "plugins").glob("*.py")):
+        module = importlib.import_module(f"viewcopy.plugins.{path.stem}")
+        for name, value in vars(module).items():
+            if (
+                isinstance(value, type)
+                and issubclass(value, Preprocessor | KernelManager)
+                and value.__module__ == module.__name__
+            ):
+                found[name] = value
+    return found
+
+
+def test_viewcopy_plugins_exports_every_plug_in_as_its_own_object():
+    import viewcopy.plugins
+
+    defined = plug_ins_defined()
+    assert sorted(viewcopy.plugins.__all__) == sorted(defined)
+    assert all(getattr(viewcopy.plugins, n) is cls for n, cls in defined.items())
+
+
+def test_the_course_config_names_only_the_plug_in_path():
+    tree = ast.parse((ROOT / "nbgrader_config.py").read_text())
+    named = {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module.startswith("viewcopy")
+    }
+    assert named == {"viewcopy.plugins"}
+
+
+def test_a_config_naming_the_plug_ins_deep_paths_loads_the_same_plug_ins():
+    deep, today = (
+        course_config(DEEP_PATHS_CONFIG),
+        course_config(ROOT / "nbgrader_config.py"),
+    )
+    for section, key in [
+        ("Autograde", "sanitize_preprocessors"),
+        ("Autograde", "autograde_preprocessors"),
+        ("GenerateFeedback", "preprocessors"),
+    ]:
+        assert deep[section][key] == today[section][key], (section, key)
+
+
 def test_the_graded_cells_checks_are_on_the_stable_path():
     import viewcopy
 
@@ -176,17 +227,3 @@ def test_the_project_cites_no_document_outside_itself():
         if path.is_file() and not skip & set(path.relative_to(ROOT).parts):
             text = path.read_text(errors="ignore") if path.stat().st_size < 5_000_000 else ""
             assert not [c for c in outside if c in text], path
-
-
-def test_the_command_line_starts_without_the_course_packages():
-    """`viewcopy copies` and `viewcopy key` work where only the lab is installed: nbgrader is
-    imported by what grades, when it grades."""
-    import subprocess
-    import sys
-
-    probe = (
-        "import sys, viewcopy.cli; "
-        "print(sorted(m for m in ('nbgrader', 'nh3') if m in sys.modules))"
-    )
-    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
-    assert done.stdout.strip() == "[]"

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-
-import nbformat
+from typing import TYPE_CHECKING
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
@@ -40,9 +39,10 @@ from viewcopy.exercise.predictions import (
     fingerprint,
     parse_predictions,
 )
-from viewcopy.exercise.production import NAME as PRODUCTION_NAME
-from viewcopy.exercise.production import parse_production
 from viewcopy.exercise.written import ComputedSheet, Unreadable, computed, predictions_literal
+
+if TYPE_CHECKING:
+    import nbformat
 
 NO_SUBMISSION = "no submission"
 NEVER_LOCKED = "never locked"
@@ -156,7 +156,7 @@ def read_handin(
     grading judges them (`policy`: the course's lock service, if it runs one)."""
     policy = policy or LockPolicy()
     try:
-        notebook = nbformat.read(folder / NOTEBOOK, as_version=4)
+        notebook = _notebook(folder)
     except FileNotFoundError:
         return HandIn(student, NO_SUBMISSION, f"no {NOTEBOOK} in {folder}")
     except (OSError, ValueError, AttributeError) as exc:
@@ -192,6 +192,14 @@ def read_handin(
     return HandIn(student, state, problem, submitted, locked or submitted, counts, (), refused)
 
 
+def _notebook(folder: Path) -> nbformat.NotebookNode:
+    """The hand-in's notebook. nbformat is imported on the first read: it takes about a second
+    (its jsonschema builds grammars), which a command that reads no hand-in never pays."""
+    import nbformat
+
+    return nbformat.read(folder / NOTEBOOK, as_version=4)
+
+
 def _join(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 
@@ -200,7 +208,7 @@ def read_next(folder: Path) -> tuple[tuple[NextOp, ...], dict[str, Prediction] |
     """A hand-in's next ops (drawn from its lock, once the twenty were revealed) and its written
     NEXT_PREDICTIONS for them; ((), None) where either is missing or unreadable."""
     try:
-        notebook = nbformat.read(folder / NOTEBOOK, as_version=4)
+        notebook = _notebook(folder)
         ops = hand_in_draw(handed_in_lock(folder, notebook))
         written = written_literal(notebook, NEXT_PREDICTIONS_CELL, NEXT_NAME)
         return ops, parse_next_predictions(written, [op.id for op in ops])
@@ -210,8 +218,12 @@ def read_next(folder: Path) -> tuple[tuple[NextOp, ...], dict[str, Prediction] |
 
 def read_production(folder: Path) -> dict[str, str] | None:
     """A hand-in's written PRODUCTION ({line: "copy" | "no copy"}), None when missing/unreadable."""
+    # Its lines are the model's forward, which needs torch: imported only when a report reads it.
+    from viewcopy.exercise.production import NAME as PRODUCTION_NAME
+    from viewcopy.exercise.production import parse_production
+
     try:
-        notebook = nbformat.read(folder / NOTEBOOK, as_version=4)
+        notebook = _notebook(folder)
         return parse_production(written_literal(notebook, PRODUCTION_CELL, PRODUCTION_NAME))
     except (OSError, ValueError, AttributeError, PredictionError, Unreadable):
         return None

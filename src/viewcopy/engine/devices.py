@@ -1,8 +1,10 @@
-"""Which devices this machine can measure on: CPU always, CUDA and MPS when present."""
+"""Which devices this machine can measure on: CPU always, CUDA and MPS when present.
+
+The names and the error need no torch (the command line offers them before anything is measured);
+asking the machine does, so each function imports it.
+"""
 
 from __future__ import annotations
-
-import torch
 
 KNOWN_DEVICES: tuple[str, ...] = ("cpu", "cuda", "mps")
 
@@ -13,6 +15,8 @@ class DeviceUnavailable(ValueError):
 
 def available_devices() -> tuple[str, ...]:
     """The devices to measure on here, CPU first."""
+    import torch
+
     found = ["cpu"]
     if torch.cuda.is_available():
         found.append("cuda")
@@ -41,6 +45,8 @@ def resolve_devices(choice: str) -> tuple[str, ...]:
 
 def synchronize(device: str) -> None:
     """Wait for queued work on `device`, so that memory counters and reads are settled."""
+    import torch
+
     if device == "cuda":
         torch.cuda.synchronize()
     elif device == "mps":
@@ -49,6 +55,8 @@ def synchronize(device: str) -> None:
 
 def allocated_bytes(device: str) -> int | None:
     """Bytes held by the device's allocator now; None for CPU, which has no such counter."""
+    import torch
+
     if device == "cuda":
         return torch.cuda.memory_allocated()
     if device == "mps":

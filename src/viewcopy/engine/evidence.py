@@ -7,6 +7,10 @@ from dataclasses import asdict, dataclass
 from viewcopy.engine.layout import Layout
 
 
+class MeasurementDisagreement(RuntimeError):
+    """Storage identity and the write-through probe gave different answers: never grade on that."""
+
+
 @dataclass(frozen=True)
 class Evidence:
     """One op applied to one parent on one device.

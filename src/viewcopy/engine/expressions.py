@@ -1,11 +1,17 @@
-"""Evaluating the expressions students and instructors type: an op on `x`, or a parent."""
+"""Evaluating the expressions students and instructors type: an op on `x`, or a parent.
+
+Parsing and the error need no torch (the command line names ExpressionError before anything is
+measured); evaluating imports it.
+"""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 
 class ExpressionError(ValueError):
@@ -25,6 +31,8 @@ def compile_expression(source: str, *, what: str = "expression"):
 
 def namespace(**bound: object) -> dict[str, object]:
     """The names an expression may use: torch, and whatever is bound (usually `x`)."""
+    import torch
+
     return {"__builtins__": __builtins__, "torch": torch, **bound}
 
 
@@ -33,6 +41,8 @@ def parent_factory(source: str, device: str) -> Callable[[], torch.Tensor]:
 
     An expression that names its own device (`device='meta'`, say) keeps it.
     """
+    import torch
+
     code = compile_expression(source, what="parent")
 
     def build() -> torch.Tensor:

@@ -16,7 +16,7 @@ from collections.abc import Callable
 import torch
 
 from viewcopy.engine.devices import allocated_bytes, synchronize
-from viewcopy.engine.evidence import Evidence
+from viewcopy.engine.evidence import Evidence, MeasurementDisagreement
 from viewcopy.engine.expressions import ExpressionError, op_function, parent_factory
 from viewcopy.engine.layout import Layout
 from viewcopy.engine.profiling import profiled
@@ -24,10 +24,6 @@ from viewcopy.engine.storage import shares_memory
 
 PROBE_SAMPLES = 8
 """How many elements of the result the write-through probe reads (bounded, whatever the numel)."""
-
-
-class MeasurementDisagreement(RuntimeError):
-    """Storage identity and the write-through probe gave different answers: never grade on that."""
 
 
 class NotATensor(ExpressionError):

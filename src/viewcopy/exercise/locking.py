@@ -20,8 +20,6 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-import torch
-
 from viewcopy.engine.devices import available_devices
 from viewcopy.exercise.lock_service_client import (
     LockServiceClient,
@@ -223,6 +221,8 @@ def write_lock(
 ) -> LockRecord:
     """Record the predictions' fingerprint, the machine they were locked on, and what the
     course's lock service said."""
+    import torch  # only where a lock is written: a kernel, which has it loaded
+
     record = LockRecord(
         fingerprint=fingerprint(parsed),
         locked_at=now(),

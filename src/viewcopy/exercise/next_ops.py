@@ -13,7 +13,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from viewcopy.engine.evidence import Evidence
-from viewcopy.engine.measure import measure
 from viewcopy.exercise import catalogue
 
 PARENTS: dict[str, str] = {
@@ -162,6 +161,8 @@ def op_by_id(op_id: str) -> NextOp:
 @functools.cache
 def measure_pool(device: str = "cpu") -> dict[str, Evidence]:
     """Every op of the pool measured on `device`, by id."""
+    from viewcopy.engine.measure import measure  # the pool and its draws need no torch
+
     return {op.id: measure(op.op, op.parent_expr, device, parent_name=op.parent) for op in POOL}
 
 

@@ -19,9 +19,12 @@ import os
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from viewcopy.exercise.measured import ItemTruth
 from viewcopy.exercise.predictions import Prediction
+
+if TYPE_CHECKING:  # the policy needs no torch; the truth it is applied to was measured elsewhere
+    from viewcopy.exercise.measured import ItemTruth
 
 PASS_MARK = 16
 """Correct predictions, out of 20, needed before looking (lab card, acceptance 1)."""

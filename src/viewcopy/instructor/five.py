@@ -14,8 +14,7 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import nbformat
+from typing import TYPE_CHECKING
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
@@ -30,6 +29,9 @@ from viewcopy.course.handin import written_literal
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.written import Unreadable
 from viewcopy.instructor.answer_groups import DEFAULT_THRESHOLD, AnswerGroup, group_answers
+
+if TYPE_CHECKING:
+    import nbformat
 
 QUESTIONS = tuple(q.item for q in catalogue.QUESTIONS)
 HIDDEN = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
@@ -124,6 +126,8 @@ def five(
         raise FiveError(
             f"no autograded hand-ins of {assignment} in {course}: grade first (viewcopy grade)"
         )
+    import nbformat  # about a second to import: only once there are hand-ins to read
+
     read = {s: nbformat.read(path, as_version=4) for s, path in notebooks.items()}
     rubrics, points = _from_gradebook(course, assignment, items)
     grades = read_grades(course, assignment)

@@ -39,6 +39,7 @@ from viewcopy.exercise.production import (
 )
 from viewcopy.exercise.production import lock_production as lock_production_answers
 from viewcopy.exercise.written import unwritten_reason
+from viewcopy.notebook import checks as checks  # loaded by the setup cell, never in a graded one
 from viewcopy.notebook import colab
 
 

@@ -1,0 +1,102 @@
+"""nbgrader configuration for the course directory: this folder, wherever it is cloned."""
+
+import os
+
+from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.preprocessors import (
+    AssignLatePenalties,
+    CheckCellMetadata,
+    ClearOutput,
+    DeduplicateIds,
+    Execute,
+    GetGrades,
+    IgnorePattern,
+    LimitOutput,
+    OverwriteKernelspec,
+    SaveAutoGrades,
+)
+
+from viewcopy.plugins.answer_lines import WrapAnswerLines
+from viewcopy.plugins.feedback import HideHiddenTests, StaticWidgets
+from viewcopy.plugins.handed_in_lock import KeepHandedInLock, PlaceHandedInLock
+from viewcopy.plugins.output_cap import CapOutputs
+from viewcopy.plugins.restore import RestoreMissingCells
+from viewcopy.plugins.sanitize import SanitizeForInstructor
+from viewcopy.plugins.scoring_policy import PredictionScoring
+from viewcopy.plugins.trusted import TrustedCredit
+
+c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
+
+c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
+c.CourseDirectory.course_id = "view_or_copy"
+
+# A graded run imports torch and measures the twenty on every device in several cells: allow for a
+# cold CUDA start on a busy grader. (The key is Execute.timeout; ExecutePreprocessor's is ignored.)
+c.Execute.timeout = 300
+
+# A student who deletes a test cell gets it back, and is graded on it. nbgrader 0.9's own
+# OverwriteCells fails the whole submission on a deleted test cell here or on any duplicated cell
+# (see viewcopy/restore.py), so autograde sanitizes with RestoreMissingCells in its place.
+c.OverwriteCells.add_missing_cells = True
+# A hand-in without its lock file (a notebook downloaded from Colab) keeps the lock its lock and
+# reveal cells carry in their outputs (viewcopy/plugins/handed_in_lock.py). Answers graded by hand
+# get no line over 100 characters (formgrader shows sources unwrapped); their values stay the same
+# to the byte (viewcopy/plugins/answer_lines.py).
+c.Autograde.sanitize_preprocessors = [
+    KeepHandedInLock,
+    ClearOutput,
+    DeduplicateIds,
+    OverwriteKernelspec,
+    RestoreMissingCells,
+    WrapAnswerLines,
+    CheckCellMetadata,
+]
+
+# After the notebook runs, the grader recomputes every check cell's credit in its own process from
+# the inputs the cell recorded, against truth it measures itself (viewcopy/trusted.py): a notebook
+# that patches torch, print, the display or viewcopy changes nothing. Outputs past 2 MB are cut.
+# Once the scores are saved, what formgrader will show is sanitized (viewcopy/plugins/sanitize.py):
+# no script, event handler or remote resource a hand-in holds runs in the instructor's browser.
+c.Autograde.autograde_preprocessors = [
+    PlaceHandedInLock,
+    PredictionScoring,
+    Execute,
+    CapOutputs,
+    TrustedCredit,
+    IgnorePattern,
+    ClearMetadataPreprocessor,
+    LimitOutput,
+    SaveAutoGrades,
+    AssignLatePenalties,
+    SanitizeForInstructor,
+    CheckCellMetadata,
+]
+
+# How the twenty are credited: "card" (the lab card's line: full credit from 16/20 right; 16 of the
+# twenty are views on x, so answering "view" to all reaches it) or "balanced" (full credit from 80%
+# of the views and 80% of the copies right: a constant sheet scores 0.5). Graded kernels and the
+# grader's own verdict both apply it (viewcopy/plugins/scoring_policy.py); feedback says which.
+c.PredictionScoring.policy = os.environ.get("VIEWCOPY_SCORING", "card")
+
+# The course's lock service (`viewcopy lock-service --data DIR`), if it runs one: the grader and the
+# class report read its records and key from DIR (viewcopy/course/lock_policy.py). Empty: locks are
+# the notebook's own files. A lock the service never recorded earns credit, flagged, unless False.
+c.LockService.data_dir = os.environ.get("VIEWCOPY_LOCK_DATA", "")
+c.LockService.unverified_locks_earn_credit = True
+
+# Solution regions become a comment: PREDICTIONS keeps its placeholders, classify its docstring.
+c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}
+
+# Feedback: hidden tests (and tracebacks quoting them) never reach students; the explorer widget
+# shows its static diagram (feedback pages have no live widgets); what the page renders is
+# sanitized again (a notebook autograded before the sanitizer was configured is cleaned here).
+c.GenerateFeedback.preprocessors = [
+    GetGrades,
+    HideHiddenTests,
+    StaticWidgets,
+    SanitizeForInstructor,
+    CSSHTMLHeaderPreprocessor,
+]
+
+# No IgnorePattern: graded cells are silent on stderr by design (viewcopy.engine.quiet), so any
+# stderr in a test cell is the student's and costs that cell, as nbgrader intends.

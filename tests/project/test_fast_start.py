@@ -1,0 +1,100 @@
+"""What starts without torch: the package, the command line and every command that measures
+nothing, the plug-in path, and the lock client, which runs in student kernels and needs only the
+standard library. Each runs in a fresh Python where importing torch, pandas or matplotlib fails,
+so a module that reaches for one of them fails here. How fast they start is
+benchmarks/bench_start.py's job, never a test's."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+from support.without_heavy import viewcopy_without_heavy, without_heavy
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "viewcopy",
+        "viewcopy.cli",
+        "viewcopy.plugins",
+        "viewcopy.plugins.sandbox",
+        "viewcopy.instructor.grade",
+        "viewcopy.instructor.five",
+        "viewcopy.instructor.lock_service",
+        "viewcopy.course.handin",
+        "viewcopy.exercise.locking",
+        "viewcopy.exercise.next_ops",
+        "viewcopy.exercise.scoring",
+    ],
+)
+def test_importing_loads_no_torch_pandas_or_matplotlib(module):
+    done = without_heavy(f"import {module}")
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_lock_client_needs_only_the_standard_library(monkeypatch):
+    monkeypatch.setenv("VIEWCOPY_LOCK_SERVICE", "http://127.0.0.1:9")  # nothing listens there
+    monkeypatch.setenv("VIEWCOPY_LOCK_TOKEN", "s1:token")
+    code = (
+        "before = set(sys.modules)\n"
+        "import viewcopy.exercise.lock_service_client as client\n"
+        "try:\n"
+        "    client.from_environment().lock('view_or_copy', '0' * 64)\n"
+        "except client.LockServiceError as exc:\n"
+        "    print(isinstance(exc, client.ServiceUnreachable))\n"
+        "loaded = {m.split('.')[0] for m in set(sys.modules) - before}\n"
+        "outside = loaded - set(sys.stdlib_module_names)\n"
+        "print(sorted(outside - {'viewcopy', '__main__'}))\n"
+    )
+    done = without_heavy(code)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["True", "[]"]
+
+
+def test_the_stable_names_resolve_lazily_to_their_homes():
+    import viewcopy
+    import viewcopy.notebook
+
+    assert viewcopy.lock is viewcopy.notebook.lock and viewcopy.reveal is viewcopy.notebook.reveal
+    assert set(viewcopy.__all__) <= set(dir(viewcopy))
+    for name, home in viewcopy.HOMES.items():
+        assert getattr(viewcopy, name) is getattr(sys.modules[home], name), name
+    with pytest.raises(AttributeError, match="no attribute 'locks'"):
+        viewcopy.locks  # noqa: B018
+
+
+@pytest.mark.parametrize(
+    "args", [["--help"], *([command, "--help"] for command in ("five", "report", "grade", "key"))]
+)
+def test_help_never_needs_torch(args):
+    done = viewcopy_without_heavy(*args)
+    assert done.returncode == 0, done.stderr
+    assert "usage: viewcopy" in done.stdout
+
+
+def test_issuing_a_lock_token_never_needs_torch(tmp_path):
+    from viewcopy.instructor.lock_service import issue_token
+
+    done = viewcopy_without_heavy("lock-service", "token", "s1", "--data", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == issue_token(tmp_path, "s1")
+
+
+def test_five_says_what_is_missing_without_torch(tmp_path):
+    done = viewcopy_without_heavy("five", "--course", str(tmp_path), "--format", "json")
+    assert done.returncode == 2, done.stderr
+    assert "no autograded hand-ins of view_or_copy" in done.stderr
+    assert "grade first (viewcopy grade)" in done.stderr
+
+
+def test_the_command_line_starts_without_the_course_packages():
+    """`viewcopy copies` and `viewcopy key` work where only the lab is installed: nbgrader is
+    imported by what grades, when it grades."""
+    probe = (
+        "import sys, viewcopy.cli; "
+        "print(sorted(m for m in ('nbgrader', 'nh3') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
