@@ -73,8 +73,10 @@ def main() -> None:
     print(f"{'command':38} {'ms':>7} {'x python -c pass':>17}  target")
     for label, times in runs.items():
         median = statistics.median(times)
-        verdict = "" if label == "python -c pass" or "measures" in label else (
-            "met" if median <= TARGET_S else "MISSED"
+        verdict = (
+            ""
+            if label == "python -c pass" or "measures" in label
+            else ("met" if median <= TARGET_S else "MISSED")
         )
         print(f"{label:38} {median * 1000:7.0f} {median / baseline:16.1f}x  {verdict}")
 
