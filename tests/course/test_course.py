@@ -15,8 +15,9 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from support.course_notebook import RELEASE, ROOT, SOURCE, hidden_traps
+from support.course_notebook import RELEASE, RELEASE_70CF16B, ROOT, SOURCE, hidden_traps
 from support.oracles import expected_scores
+from support.the_class import NON_ASCII
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
@@ -25,6 +26,7 @@ from viewcopy.course.assignment import (
     nbgrader_env,
     read_grades,
 )
+from viewcopy.exercise.locking import LOCK_FILE
 
 pytestmark = [pytest.mark.course]
 
@@ -44,6 +46,16 @@ def test_a_hand_in_of_the_0_1_0_release_grades_as_the_current_release_does(cycle
         assert old.pop(later) == 0  # restores their cells, which find nothing to grade
         today.pop(later)
     assert old == today and sum(v or 0 for v in today.values()) == pytest.approx(20)
+
+
+def test_a_hand_in_of_the_70cf16b_release_lock_file_and_all_grades_as_today_s(cycle):
+    course, results = cycle
+    frozen = RELEASE_70CF16B / "hand_in" / LOCK_FILE
+    assert (course / "submitted" / "release_70cf16b" / ASSIGNMENT / LOCK_FILE).read_bytes() == (
+        frozen.read_bytes()
+    )
+    assert NON_ASCII in frozen.read_text("utf-8")
+    assert results["release_70cf16b"].scores == results["perfect"].scores
 
 
 def test_the_next_ops_separate_the_rule_learner_from_the_memoriser(cycle):

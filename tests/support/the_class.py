@@ -11,11 +11,13 @@ from __future__ import annotations
 import shutil
 import uuid
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
 import pytest
-from support.course_notebook import RELEASE_0_1_0, ROOT
+from support.course_notebook import RELEASE_0_1_0, RELEASE_70CF16B, ROOT
+from support.oracles import exec_cell
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
@@ -24,6 +26,7 @@ from viewcopy.course.assignment import (
     enrol,
     grade_id,
     run_nbgrader,
+    submission_folder,
 )
 from viewcopy.exercise import catalogue
 from viewcopy.instructor.demo import StudentGrades, grade_cycle
@@ -187,10 +190,32 @@ def tampered_class(base: dict[str, Student]) -> list[Student]:
     ]
 
 
+FROZEN = {"release_70cf16b": RELEASE_70CF16B / "hand_in"}
+"""Hand-ins an earlier release made, lock file and all: copied into the class as they are."""
+NON_ASCII = " — même stockage"
+
+
+def frozen_hand_ins(perfect: Student) -> list[Student]:
+    """What each FROZEN hand-in holds (it is never run here): the perfect student of 70cf16b with
+    NON_ASCII after every rule of PREDICTIONS and NEXT_PREDICTIONS, so the fingerprints its lock
+    file holds cover text that JSON encoders may escape or not."""
+    twenty = exec_cell(perfect.cells["predictions"], "PREDICTIONS")
+    written = {item: (verdict, rule + NON_ASCII) for item, (verdict, rule) in twenty.items()}
+    return [
+        replace(
+            perfect,
+            student_id="release_70cf16b",
+            profile="all right, handed in with the release of 70cf16b, lock file and all",
+            cells={**perfect.cells, "predictions": predictions_source(written)},
+            release=RELEASE_70CF16B,
+        )
+    ]
+
+
 def profiles() -> list[Student]:
-    """The synthetic class and the tampered hand-ins: the cycle's students."""
+    """The synthetic class, the tampered hand-ins and the frozen ones: the cycle's students."""
     base = {s.student_id: s for s in synthetic_class(ROOT)}
-    return [*base.values(), *tampered_class(base)]
+    return [*base.values(), *tampered_class(base), *frozen_hand_ins(base["perfect"])]
 
 
 def everyone() -> dict[str, Student]:
@@ -205,7 +230,9 @@ def hand_in_the_class(course: Path) -> Path:
     """The course, its release generated, every student's hand-in in submitted/; nobody enrolled
     and nothing graded (a copy enrols its own students)."""
     build_course(ROOT, course, {})
-    hand_in_class(everyone().values(), course)
+    hand_in_class([s for s in everyone().values() if s.student_id not in FROZEN], course)
+    for student_id, hand_in in FROZEN.items():
+        shutil.copytree(hand_in, submission_folder(course, student_id))
     return course
 
 
