@@ -39,8 +39,8 @@ from viewcopy.course.assignment import (
     run_nbgrader,
     submission_folder,
 )
-from viewcopy.instructor.grade import GRADED, grade
-from viewcopy.instructor.synthetic import synthetic_class, write_submission
+from viewcopy.demo.synthetic import synthetic_class, write_submission
+from viewcopy.grading.grade import GRADED, grade
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -178,7 +178,7 @@ def write_rate(course: Path, students: list[str], root: Path) -> float:
 
     from viewcopy.course.assignment import NOTEBOOK, course_config, submission_folder
     from viewcopy.course.autograde_rows import record_autograde
-    from viewcopy.instructor.grade_task import pack, unpack
+    from viewcopy.grading.task import pack, unpack
 
     replay = root / "replay"
     shutil.copytree(course, replay, ignore=shutil.ignore_patterns("autograded", "grade_logs"))

@@ -14,8 +14,8 @@ from viewcopy.engine.devices import KNOWN_DEVICES, DeviceUnavailable, resolve_de
 from viewcopy.engine.evidence import MeasurementDisagreement
 from viewcopy.engine.expressions import ExpressionError
 from viewcopy.exercise import catalogue
-from viewcopy.instructor.answer_groups import DEFAULT_THRESHOLD
-from viewcopy.instructor.grade import DEFAULT_LIMIT_S, GradeError
+from viewcopy.five.groups import DEFAULT_THRESHOLD
+from viewcopy.grading.grade import DEFAULT_LIMIT_S, GradeError
 
 USAGE_ERROR = 2
 NEXT_COLUMNS = (
@@ -197,8 +197,8 @@ def run_draw(args: argparse.Namespace) -> str:
 
 
 def run_demo(args: argparse.Namespace) -> str:
-    from viewcopy.instructor.demo import run_cycle, scores_table
-    from viewcopy.instructor.five import five, groups_line
+    from viewcopy.demo.cycle import run_cycle, scores_table
+    from viewcopy.five.questions import five, groups_line
 
     repo, course = Path(args.repo).resolve(), Path(args.course).resolve()
     if not (repo / "nbgrader_config.py").is_file():
@@ -220,8 +220,8 @@ def run_demo(args: argparse.Namespace) -> str:
 
 
 def run_grade(args: argparse.Namespace) -> str:
-    from viewcopy.instructor.grade import SANDBOXED, grade
-    from viewcopy.instructor.grade_record import FAILED, outcomes_summary, record_path
+    from viewcopy.grading.grade import SANDBOXED, grade
+    from viewcopy.grading.record import FAILED, outcomes_summary, record_path
 
     outcomes = grade(
         Path(args.course),
@@ -243,8 +243,8 @@ def run_grade(args: argparse.Namespace) -> str:
 
 
 def run_five(args: argparse.Namespace) -> str:
-    from viewcopy.instructor.five import QUESTIONS, FiveError, as_json, as_table, five
-    from viewcopy.instructor.five_grades import GradesFileError, apply_grades, check_rows, read_rows
+    from viewcopy.five.grades import GradesFileError, apply_grades, check_rows, read_rows
+    from viewcopy.five.questions import QUESTIONS, FiveError, as_json, as_table, five
 
     course = Path(args.course)
     try:
@@ -267,8 +267,8 @@ def run_lock_service(args: argparse.Namespace) -> str:
 
 
 def run_report(args: argparse.Namespace) -> str:
-    from viewcopy.instructor.report import build_report, terminal_summary
-    from viewcopy.instructor.report_files import write_report
+    from viewcopy.report.build import build_report, terminal_summary
+    from viewcopy.report.files import write_report
 
     course = Path(args.course)
     out = Path(args.out) if args.out else course / "reports" / args.assignment

@@ -31,12 +31,12 @@ from viewcopy.course.assignment import (
     grade_id,
     run_nbgrader,
 )
+from viewcopy.demo.answers import PARAPHRASES, RIGHT
+from viewcopy.demo.synthetic import fill, predictions_source, synthetic_class
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.locking import LOCK_FILE
-from viewcopy.instructor.five import five
-from viewcopy.instructor.five_grades import apply_grades, check_rows
-from viewcopy.instructor.synthetic import fill, predictions_source, synthetic_class
-from viewcopy.instructor.synthetic_answers import PARAPHRASES, RIGHT
+from viewcopy.five.grades import apply_grades, check_rows
+from viewcopy.five.questions import five
 
 pytestmark = [pytest.mark.browser, pytest.mark.course]
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from viewcopy.instructor.answer_groups import group_answers, group_id, normalised
-from viewcopy.instructor.synthetic_answers import PARAPHRASES, SAID_BY_EVERY_CLASS
+from viewcopy.demo.answers import PARAPHRASES, SAID_BY_EVERY_CLASS
+from viewcopy.five.groups import group_answers, group_id, normalised
 
 WORDS = ["view", "copy", "stride", "strides", "storage", "bytes", "96", "(1, 6)", "reshape", "it"]
 

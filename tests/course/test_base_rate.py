@@ -24,11 +24,11 @@ from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.predictions import parse_predictions
 from viewcopy.exercise.scoring import BALANCED, CARD, PASS_MARK, PASS_SHARE, score_sheet
-from viewcopy.instructor.grade import SANDBOXED, grade
+from viewcopy.grading.grade import SANDBOXED, grade
 from viewcopy.instructor.master import measured_predictions
-from viewcopy.instructor.report import build_report
 from viewcopy.notebook import checks
 from viewcopy.plugins.sandbox import bwrap_problem
+from viewcopy.report.build import build_report
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 

@@ -20,9 +20,9 @@ from support.without_heavy import viewcopy_without_heavy
 
 from viewcopy import cli
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK_ID, run_nbgrader
-from viewcopy.instructor.five import QUESTIONS, five, graded_notebooks
-from viewcopy.instructor.five_board import grade_the_five
-from viewcopy.instructor.five_grades import ledger_path
+from viewcopy.five.board import grade_the_five
+from viewcopy.five.grades import ledger_path
+from viewcopy.five.questions import QUESTIONS, five, graded_notebooks
 
 pytestmark = [pytest.mark.course]
 

@@ -23,20 +23,20 @@ from viewcopy.course.assignment import (
     submission_folder,
 )
 from viewcopy.course.handin import LOCKED_NOT_VERIFIED, LOCKED_VERIFIED
-from viewcopy.exercise.lock_service_client import LockServiceClient, ServiceRefused
-from viewcopy.exercise.locking import LOCK_FILE, write_lock
-from viewcopy.exercise.predictions import fingerprint, parse_predictions
-from viewcopy.instructor.grade import GRADED, SANDBOXED, grade
-from viewcopy.instructor.lock_service import issue_token
-from viewcopy.instructor.master import measured_predictions
-from viewcopy.instructor.report import REFUSED, build_report
-from viewcopy.instructor.synthetic import (
+from viewcopy.demo.synthetic import (
     Student,
     hand_in_class,
     predictions_source,
     synthetic_class,
 )
+from viewcopy.exercise.lock_service_client import LockServiceClient, ServiceRefused
+from viewcopy.exercise.locking import LOCK_FILE, write_lock
+from viewcopy.exercise.predictions import fingerprint, parse_predictions
+from viewcopy.grading.grade import GRADED, SANDBOXED, grade
+from viewcopy.instructor.lock_service import issue_token
+from viewcopy.instructor.master import measured_predictions
 from viewcopy.plugins.sandbox import bwrap_problem
+from viewcopy.report.build import REFUSED, build_report
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox, pytest.mark.service]
 

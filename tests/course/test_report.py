@@ -35,17 +35,17 @@ from viewcopy.course.handin import (
     read_handin,
     read_predictions,
 )
+from viewcopy.demo.answers import RIGHT
+from viewcopy.demo.synthetic import Student, fill, predictions_source
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.locking import LOCK_FILE, write_lock
 from viewcopy.exercise.predictions import parse_predictions
 from viewcopy.instructor.master import measured_predictions
-from viewcopy.instructor.report import build_report, rows
-from viewcopy.instructor.report_files import FIGURES, write_report
-from viewcopy.instructor.synthetic import Student, fill, predictions_source
-from viewcopy.instructor.synthetic_answers import RIGHT
 from viewcopy.notebook import checks
 from viewcopy.notebook.cases import Case, CaseResult, run_case
 from viewcopy.notebook.miss_lines import Miss, miss_line, parse_misses, total_line
+from viewcopy.report.build import build_report, rows
+from viewcopy.report.files import FIGURES, write_report
 
 pytestmark = [pytest.mark.course]
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from viewcopy.instructor.synthetic import Student, kernel_environment
+from viewcopy.demo.synthetic import Student, kernel_environment
 from viewcopy.plugins.sandbox import THREADS
 
 

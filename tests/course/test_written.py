@@ -20,14 +20,14 @@ from viewcopy.course.assignment import (
     read_grades,
 )
 from viewcopy.course.handin import written_sheet
-from viewcopy.exercise.written import COMPUTED, ComputedSheet
-from viewcopy.instructor.grade import SANDBOXED, grade
-from viewcopy.instructor.master import measured_predictions
-from viewcopy.instructor.report import build_report
-from viewcopy.instructor.synthetic import (
+from viewcopy.demo.synthetic import (
     predictions_source,
 )
+from viewcopy.exercise.written import COMPUTED, ComputedSheet
+from viewcopy.grading.grade import SANDBOXED, grade
+from viewcopy.instructor.master import measured_predictions
 from viewcopy.plugins.sandbox import bwrap_problem
+from viewcopy.report.build import build_report
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 

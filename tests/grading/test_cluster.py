@@ -33,11 +33,11 @@ from viewcopy.course.assignment import (
     read_grades,
     run_nbgrader,
 )
-from viewcopy.instructor.five import five
-from viewcopy.instructor.five_grades import apply_grades, check_rows
-from viewcopy.instructor.grade import FAILED, GRADED, SKIPPED, grade
-from viewcopy.instructor.grade_record import GradeError
-from viewcopy.instructor.synthetic import Student, hand_in
+from viewcopy.demo.synthetic import Student, hand_in
+from viewcopy.five.grades import apply_grades, check_rows
+from viewcopy.five.questions import five
+from viewcopy.grading.grade import FAILED, GRADED, SKIPPED, grade
+from viewcopy.grading.record import GradeError
 
 pytestmark = [pytest.mark.cluster, pytest.mark.postgres, pytest.mark.course, pytest.mark.sandbox]
 
@@ -249,7 +249,7 @@ def postgres_course(built: Path, folder: Path, url: str) -> Path:
 def test_a_postgresql_gradebook_is_graded_as_plain_nbgrader_on_the_cluster_and_locally(
     built, plain, cluster, postgres, tmp_path
 ):
-    from viewcopy.instructor.report import build_report
+    from viewcopy.report.build import build_report
 
     course = postgres_course(built, tmp_path / "pg", postgres.database("cluster"))
     assert gradebook_url(course).startswith("postgresql+psycopg2://")

@@ -15,9 +15,9 @@ from viewcopy.display.explorer import Explorer
 from viewcopy.display.production_sheet import ProductionSheet
 from viewcopy.exercise.locking import LockStatus
 from viewcopy.exercise.production import forward_listing
-from viewcopy.instructor.answer_groups import AnswerGroup
-from viewcopy.instructor.five import Question
-from viewcopy.instructor.five_board import GroupRow
+from viewcopy.five.board import GroupRow
+from viewcopy.five.groups import AnswerGroup
+from viewcopy.five.questions import Question
 from viewcopy.instructor.master import measured_next_predictions, measured_predictions
 from viewcopy.notebook import checks
 from viewcopy.notebook.cases import Case

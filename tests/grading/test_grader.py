@@ -20,8 +20,8 @@ import pytest
 from support.hostile_corpus import HONEST_COPIES, LIMIT_S
 
 from viewcopy.course.assignment import ASSIGNMENT, read_grades
-from viewcopy.instructor.grade import FAILED, GRADED, SKIPPED, grade, up_to_date
-from viewcopy.instructor.grade_worker import failure_reason, gradebook_url
+from viewcopy.grading.grade import FAILED, GRADED, SKIPPED, grade, up_to_date
+from viewcopy.grading.worker import failure_reason, gradebook_url
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 
@@ -94,7 +94,7 @@ def test_a_hang_and_a_dead_kernel_fail_with_their_reason_while_the_others_are_gr
 
 
 def test_the_class_report_names_each_failed_hand_in_with_its_reason(course):
-    from viewcopy.instructor.report import build_report
+    from viewcopy.report.build import build_report
 
     folder, outcomes = course
     problems = dict(build_report(folder).problems)

@@ -18,8 +18,8 @@ from support.payloads import STUDENT, as_scored, hostile_student, notebook_activ
 from support.sandboxing import sandbox_or_skip
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, grade_id, read_grades
-from viewcopy.instructor.grade import FAILED, GRADED
-from viewcopy.instructor.synthetic import Student, synthetic_class
+from viewcopy.demo.synthetic import Student, synthetic_class
+from viewcopy.grading.grade import FAILED, GRADED
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 

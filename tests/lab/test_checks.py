@@ -10,10 +10,10 @@ from support.course_notebook import hidden_traps
 from support.oracles import TWENTY, expected_credit, student_classify
 
 import viewcopy
+from viewcopy.demo.synthetic import CLASSIFIERS, wrong_on
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.instructor.master import measured_predictions
-from viewcopy.instructor.synthetic import CLASSIFIERS, wrong_on
 from viewcopy.notebook import checks
 
 TRAPS = [c for c in hidden_traps() if c.device == "cpu"]

@@ -23,7 +23,7 @@ from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 from support.course_notebook import RELEASE, ROOT
 
-from viewcopy.instructor.synthetic import fill, run_cells, synthetic_class
+from viewcopy.demo.synthetic import fill, run_cells, synthetic_class
 
 pytestmark = [pytest.mark.slow]
 

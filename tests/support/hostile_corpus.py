@@ -20,9 +20,9 @@ from support.payloads import hand_in_locked, hostile_student
 from support.the_class import EXITS_KERNEL
 
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, build_course, submission_folder
+from viewcopy.demo.synthetic import Student, hand_in_class, synthetic_class
 from viewcopy.exercise.locking import LOCK_FILE
-from viewcopy.instructor.grade import grade
-from viewcopy.instructor.synthetic import Student, hand_in_class, synthetic_class
+from viewcopy.grading.grade import grade
 
 LIMIT_S = 45
 HONEST_COPIES = {"honest_perfect": "perfect", "honest_typical": "typical"}

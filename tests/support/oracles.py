@@ -13,11 +13,11 @@ import torch
 from support.course_notebook import RELEASE, ROOT, hidden_traps
 
 from viewcopy.course.assignment import NOTEBOOK, grade_id
+from viewcopy.demo.answers import EMPTY, PARAPHRASES, SAID_BY_EVERY_CLASS
+from viewcopy.demo.synthetic import Student, classify_source
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.next_ops import draw
 from viewcopy.exercise.predictions import fingerprint, parse_predictions, rule_problem
-from viewcopy.instructor.synthetic import Student, classify_source
-from viewcopy.instructor.synthetic_answers import EMPTY, PARAPHRASES, SAID_BY_EVERY_CLASS
 from viewcopy.notebook import checks
 
 TWENTY = checks.the_twenty(("cpu",))

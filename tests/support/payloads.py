@@ -26,10 +26,10 @@ from viewcopy.course.assignment import (
     grade_id,
     mark_submitted,
 )
+from viewcopy.demo.synthetic import Student, hand_in, predictions_source
 from viewcopy.exercise.locking import read_lock
 from viewcopy.exercise.next_lock import hand_in_draw
 from viewcopy.instructor.master import measured_next_predictions
-from viewcopy.instructor.synthetic import Student, hand_in, predictions_source
 
 
 def _png_1x1() -> bytes:

@@ -28,14 +28,14 @@ from viewcopy.course.assignment import (
     run_nbgrader,
     submission_folder,
 )
-from viewcopy.exercise import catalogue
-from viewcopy.instructor.demo import StudentGrades, grade_cycle
-from viewcopy.instructor.synthetic import (
+from viewcopy.demo.cycle import StudentGrades, grade_cycle
+from viewcopy.demo.synthetic import (
     Student,
     hand_in_class,
     predictions_source,
     synthetic_class,
 )
+from viewcopy.exercise import catalogue
 
 MASTER_CALL = (
     "from viewcopy.instructor.master import measured_predictions\n"

@@ -1,2 +1,2 @@
-"""What an instructor runs on a course: viewcopy grade, the class report, the demo and its
-synthetic class."""
+"""The instructor's own: the master's solution (`master`, named by the master notebook: never part
+of the students' API) and the course's lock service (`lock_service`)."""

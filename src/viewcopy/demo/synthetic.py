@@ -29,18 +29,7 @@ from viewcopy.course.assignment import (
     release_folder,
     submission_folder,
 )
-from viewcopy.exercise import catalogue
-from viewcopy.exercise.locking import read_lock
-from viewcopy.exercise.measured import measured_truth
-from viewcopy.exercise.next_lock import hand_in_draw
-from viewcopy.exercise.production import forward_listing
-from viewcopy.instructor.grade import pool_size
-from viewcopy.instructor.master import (
-    measured_next_predictions,
-    measured_predictions,
-    measured_production,
-)
-from viewcopy.instructor.synthetic_answers import (
+from viewcopy.demo.answers import (
     EMPTY,
     IT_DEPENDS,
     MISCONCEPTION,
@@ -48,6 +37,17 @@ from viewcopy.instructor.synthetic_answers import (
     RIGHT,
     Voice,
     answer_source,
+)
+from viewcopy.exercise import catalogue
+from viewcopy.exercise.locking import read_lock
+from viewcopy.exercise.measured import measured_truth
+from viewcopy.exercise.next_lock import hand_in_draw
+from viewcopy.exercise.production import forward_listing
+from viewcopy.grading.grade import pool_size
+from viewcopy.instructor.master import (
+    measured_next_predictions,
+    measured_predictions,
+    measured_production,
 )
 from viewcopy.plugins.sandbox import THREADS
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from viewcopy.course.gradebook_rows import import_rows
 from viewcopy.engine.devices import available_devices
-from viewcopy.instructor.grade_task import (
+from viewcopy.grading.task import (
     STOPPED,
     CourseParcel,
     GradedParcel,
@@ -28,7 +28,7 @@ from viewcopy.instructor.grade_task import (
     pack,
     unpack,
 )
-from viewcopy.instructor.grade_worker import Graded, failure_reason, kill_tree, load_api
+from viewcopy.grading.worker import Graded, failure_reason, kill_tree, load_api
 from viewcopy.plugins.sandbox import bwrap_problem, describe
 
 _ONE_AT_A_TIME = threading.Lock()

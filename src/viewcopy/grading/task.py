@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from viewcopy.course.gradebook_rows import AssignmentRows
-from viewcopy.instructor.grade_worker import Graded
+from viewcopy.grading.worker import Graded
 from viewcopy.plugins.sandbox import Limits
 
 Files = dict[str, tuple[int, bytes]]

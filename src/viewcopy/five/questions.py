@@ -28,7 +28,7 @@ from viewcopy.course.assignment import (
 from viewcopy.course.handin import written_literal
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.written import Unreadable
-from viewcopy.instructor.answer_groups import DEFAULT_THRESHOLD, AnswerGroup, group_answers
+from viewcopy.five.groups import DEFAULT_THRESHOLD, AnswerGroup, group_answers
 
 if TYPE_CHECKING:
     import nbformat

@@ -55,7 +55,7 @@ from viewcopy.exercise.scoring import (
     judge_prediction,
     score_sheet,
 )
-from viewcopy.instructor.grade_record import FAILED, INTERRUPTED, read_record, record_path
+from viewcopy.grading.record import FAILED, INTERRUPTED, read_record, record_path
 from viewcopy.notebook.miss_lines import Miss, parse_misses
 
 REFUSED = "tried to lock after the reveal"

@@ -3,7 +3,7 @@ this process, the coordinator, is the only writer of the gradebook and `autograd
 
 The course's part (config, the assignment's master folder, its gradebook rows) goes to the
 workers once; each task carries one hand-in's files and brings back its autograded folder's files
-and nbgrader's verdict (viewcopy.instructor.remote_grader). The coordinator then writes what
+and nbgrader's verdict (viewcopy.grading.remote). The coordinator then writes what
 `nbgrader autograde` would have written (viewcopy.course.autograde_rows) and puts the folder in
 place, rows first and folder last: a hand-in without its autograded folder is ungraded, and the
 next run grades it. A worker lost mid-task is Dask's to retry elsewhere; only its final result is
@@ -24,7 +24,7 @@ from pathlib import Path
 from viewcopy.course.assignment import course_config, gradebook_url, submission_folder
 from viewcopy.course.autograde_rows import record_autograde
 from viewcopy.course.gradebook_rows import AssignmentNotInGradebook, export_rows
-from viewcopy.instructor.grade_record import (
+from viewcopy.grading.record import (
     FAILED,
     GRADED,
     INTERRUPTED,
@@ -32,7 +32,8 @@ from viewcopy.instructor.grade_record import (
     HandInOutcome,
     discard_partial,
 )
-from viewcopy.instructor.grade_task import (
+from viewcopy.grading.remote import grade_hand_in, inspect_worker
+from viewcopy.grading.task import (
     STOPPED,
     CourseParcel,
     GradedParcel,
@@ -40,8 +41,7 @@ from viewcopy.instructor.grade_task import (
     pack,
     unpack,
 )
-from viewcopy.instructor.grade_worker import gradebook_url as waiting_url
-from viewcopy.instructor.remote_grader import grade_hand_in, inspect_worker
+from viewcopy.grading.worker import gradebook_url as waiting_url
 from viewcopy.plugins.sandbox import Limits
 
 CONNECT_S = 30

@@ -18,9 +18,9 @@ from viewcopy.course.assignment import (
     read_grades,
     run_nbgrader,
 )
-from viewcopy.instructor.grade import DEFAULT_LIMIT_S, SANDBOXED, grade
-from viewcopy.instructor.grade_record import outcomes_summary
-from viewcopy.instructor.synthetic import Student, hand_in_class, synthetic_class
+from viewcopy.demo.synthetic import Student, hand_in_class, synthetic_class
+from viewcopy.grading.grade import DEFAULT_LIMIT_S, SANDBOXED, grade
+from viewcopy.grading.record import outcomes_summary
 from viewcopy.plugins.sandbox import bwrap_problem
 
 

@@ -1,11 +1,11 @@
 """`viewcopy grade`: nbgrader's autograde for a whole class, in parallel, with progress.
 
-Each worker process (viewcopy.instructor.grade_worker) pays nbgrader's start-up once and then grades
+Each worker process (viewcopy.grading.worker) pays nbgrader's start-up once and then grades
 one student after another through nbgrader's own API, so gradebook rows and autograded notebooks are
 what `nbgrader autograde` makes. The parent hands out students, enforces a wall-clock limit per
 submission (a hang or a kernel killed by the student's code fails that student only), and on Ctrl-C
 lets the submissions in flight finish before it stops (a second Ctrl-C abandons them). With a
-cluster, viewcopy.instructor.cluster takes the pool's place: the same outcomes, record and bar.
+cluster, viewcopy.grading.cluster takes the pool's place: the same outcomes, record and bar.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from viewcopy.course.assignment import course_config
 from viewcopy.engine.devices import available_devices
-from viewcopy.instructor.grade_record import (
+from viewcopy.grading.record import (
     FAILED,
     GRADED,
     INTERRUPTED,
@@ -34,7 +34,7 @@ from viewcopy.instructor.grade_record import (
     record_path,
     write_record,
 )
-from viewcopy.instructor.grade_worker import STOP, Graded, kill_tree, serve
+from viewcopy.grading.worker import STOP, Graded, kill_tree, serve
 from viewcopy.plugins.sandbox import Cgroups, Limits, bwrap_problem, describe
 
 DEFAULT_LIMIT_S = 900
@@ -315,7 +315,7 @@ def _open_pool(course, assignment, count, jobs, limit_s, logs, sandbox, say, clu
     """The local pool, or the cluster's; GradeError, before anything is graded, when it cannot
     grade as asked."""
     if cluster:
-        from viewcopy.instructor.cluster import ClusterPool
+        from viewcopy.grading.cluster import ClusterPool
 
         return ClusterPool(course, assignment, cluster, limit_s, logs, sandbox, devices, say)
     missing = [d for d in devices if d not in available_devices()]

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK_ID, gradebook_url
-from viewcopy.instructor.five import Question, answer_cell
+from viewcopy.five.questions import Question, answer_cell
 
 COLUMNS = ("question", "group", "score", "comment")
 LEDGER = "five_applied.json"

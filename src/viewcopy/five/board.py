@@ -11,9 +11,9 @@ from pathlib import Path
 import ipywidgets as widgets
 
 from viewcopy.course.assignment import ASSIGNMENT
-from viewcopy.instructor.answer_groups import AnswerGroup
-from viewcopy.instructor.five import Question, five
-from viewcopy.instructor.five_grades import GradesFileError, apply_grades, check_rows
+from viewcopy.five.grades import GradesFileError, apply_grades, check_rows
+from viewcopy.five.groups import AnswerGroup
+from viewcopy.five.questions import Question, five
 
 WRAPPED = "white-space: pre-wrap; overflow-wrap: anywhere; max-width: 60em"
 

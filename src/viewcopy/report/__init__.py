@@ -1,0 +1,1 @@
+"""The class report of a graded course: its numbers (`build`) and its CSV and figures (`files`)."""
