@@ -10,8 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from viewcopy.course import records
 from viewcopy.instructor.master import measured_predictions
-from viewcopy.notebook import checks, lock, records
+from viewcopy.notebook import checks, lock
 from viewcopy.notebook.miss_lines import parse_misses
 from viewcopy.plugins.trusted import check_call, master_cases, rejudge
 

@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 import pytest
+from support.course_notebook import ROOT
 from support.without_heavy import viewcopy_without_heavy, without_heavy
 
 
@@ -32,6 +33,18 @@ from support.without_heavy import viewcopy_without_heavy, without_heavy
 def test_importing_loads_no_torch_pandas_or_matplotlib(module):
     done = without_heavy(f"import {module}")
     assert done.returncode == 0, done.stderr
+
+
+def test_the_course_config_and_every_plug_in_load_without_torch_pandas_or_matplotlib():
+    code = (
+        "from pathlib import Path\n"
+        "from viewcopy.course.assignment import course_config\n"
+        "steps = course_config(Path(sys.argv[1])).Autograde.autograde_preprocessors\n"
+        "print(sorted(step.__name__ for step in steps if step.__module__.startswith('viewcopy')))\n"
+    )
+    done = without_heavy(code, str(ROOT))
+    assert done.returncode == 0, done.stderr
+    assert "TrustedCredit" in done.stdout and "SanitizeForInstructor" in done.stdout
 
 
 def test_the_lock_client_needs_only_the_standard_library(monkeypatch):

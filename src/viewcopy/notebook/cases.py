@@ -9,12 +9,12 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from viewcopy.course.records import decode, encode
 from viewcopy.engine import storage
 from viewcopy.engine.devices import available_devices
 from viewcopy.engine.expressions import op_function, parent_factory
 from viewcopy.engine.quiet import captured_fd2
 from viewcopy.exercise import catalogue
-from viewcopy.notebook.records import decode, encode
 
 
 @dataclass(frozen=True)

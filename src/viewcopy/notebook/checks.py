@@ -1,7 +1,7 @@
 """What the notebook's graded test cells call. Each returns the credit as a number (nbgrader's
 partial credit) and prints the reason for every point lost; none writes to stderr.
 
-Each credit carries a record of the check's inputs (viewcopy.notebook.records): when grading, the
+Each credit carries a record of the check's inputs (viewcopy.course.records): when grading, the
 grader runs the same function on that record in its own process (viewcopy.plugins.trusted),
 inside `judged_outside`, and its number is the one that counts. Graded cells reach this module as
 `viewcopy.checks`, the stable path the master's cells (kept in every gradebook) name.
@@ -15,6 +15,7 @@ import textwrap
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 
+from viewcopy.course.records import Credit, encode
 from viewcopy.display.draw import Diagram
 from viewcopy.display.next_sheet import NEXT_PASS_MARK
 from viewcopy.engine import storage
@@ -45,7 +46,6 @@ from viewcopy.exercise.scoring import POLICIES, judge_prediction, score_sheet
 from viewcopy.exercise.written import ComputedSheet, unwritten_reason
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
 from viewcopy.notebook.miss_lines import miss_line, total_line
-from viewcopy.notebook.records import Credit, encode
 
 __all__ = [
     "Answers",

@@ -3,7 +3,7 @@
 An autograde preprocessor, run after the notebook executes and before nbgrader saves the grades. For
 each graded test cell it reads the master's source from the gradebook (never the notebook's), finds
 the `viewcopy.checks` call it ends with, takes that call's inputs from the record the cell handed
-over (viewcopy.notebook.records), and computes the credit with the same function, in the grader's
+over (viewcopy.course.records), and computes the credit with the same function, in the grader's
 process, against truth the grader measures. That credit replaces whatever the cell displayed:
 printed or displayed fake scores, a silenced display, a patched torch or a replaced helper in the
 kernel change nothing. A check cell with no record gets no credit, and says why.
@@ -16,19 +16,22 @@ import contextlib
 import io
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from nbformat.notebooknode import NotebookNode, from_dict
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
+from viewcopy.course import records
 from viewcopy.course.assignment import NEXT_PREDICTIONS_CELL, PRODUCTION_CELL
 from viewcopy.course.handin import written_sheet
 from viewcopy.course.lock_policy import LockPolicy, judge_lock, judge_part_lock
 from viewcopy.exercise.locking import LockStatus, read_lock
 from viewcopy.exercise.next_predictions import NAME as NEXT_NAME
-from viewcopy.exercise.production import NAME as PRODUCTION_NAME
-from viewcopy.notebook import checks, records
+
+if TYPE_CHECKING:
+    from viewcopy.notebook import checks
 
 MAX_RECORD_BYTES = 1_000_000
 CHECKS = (
@@ -41,6 +44,10 @@ class TrustedCredit(NbGraderPreprocessor):
     """Replace each check cell's credit by the grader's own computation of it."""
 
     def preprocess(self, nb: NotebookNode, resources: dict):
+        # The recomputation (the checks, the production model) needs torch: imported when a
+        # notebook is graded, so a config naming this plug-in loads without it (viewcopy five).
+        from viewcopy.exercise.production import NAME as PRODUCTION_NAME
+
         info = resources["nbgrader"]
         folder = Path(resources["metadata"]["path"])
         policy = LockPolicy.from_config(self.config)
@@ -164,6 +171,8 @@ def recompute(
     printed (the reasons, as the grader sees them). PREDICTIONS and NEXT_PREDICTIONS are
     `sheets`, what the hand-in's answer cells write out, whatever the kernel recorded; `folder`
     holds the hand-in's lock file."""
+    from viewcopy.notebook import checks
+
     options = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg != "points"}
     data = {k: records.decode(v) for k, v in record.items() if k in ("rules_after", "answer")}
     data.update({k: sheet for k, sheet in sheets.items() if k in record})
