@@ -101,8 +101,10 @@ def test_feedback_has_scores_reasons_and_diagrams_but_no_hidden_tests(cycle):
         leaked = [s for s in secrets if s in text]
         assert not leaked, (student_id, leaked)
         assert "Credit:" in text or student_id == "empty"
-        if results[student_id].scores["test_classify_hidden"] == 5:
-            assert not [h for h in trap_hints if h in text], student_id
+        if results[student_id].scores["test_classify_hidden"] == 5:  # no miss names a trap
+            # (a trap may also be one of the hand-in's next ops, which its notebook showed)
+            seen = (course / "submitted" / student_id / ASSIGNMENT / NOTEBOOK).read_text("utf-8")
+            assert not [h for h in trap_hints if h in text and h not in seen], student_id
     perfect = (course / "feedback" / "perfect" / ASSIGNMENT / "view_or_copy.html").read_text()
     assert perfect.count('class="viewcopy-diagram"') == 1, "the explorer's static diagram"
     assert "application/vnd.jupyter.widget-view+json" not in perfect

@@ -7,8 +7,22 @@ import subprocess
 import sys
 
 HEAVY = ("torch", "pandas", "matplotlib")
-BLOCK = f"import sys\nfor name in {HEAVY!r}:\n    sys.modules[name] = None  # import fails\n"
-"""Prepended to a child's code: importing torch, pandas or matplotlib raises ImportError."""
+BLOCK = f"""import sys
+
+
+class Absent:
+    \"\"\"Finds the blocked packages nowhere, as where they are not installed (sys.modules
+    stays without them: libraries probe it).\"\"\"
+
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {HEAVY!r}:
+            raise ModuleNotFoundError(f"No module named {{name!r}} (blocked)", name=name)
+        return None
+
+
+sys.meta_path.insert(0, Absent())
+"""
+"""Prepended to a child's code: importing torch, pandas or matplotlib fails, as if not installed."""
 
 
 def without_heavy(code: str, *args: str) -> subprocess.CompletedProcess:
