@@ -3,27 +3,24 @@ the measured verdicts, the evidence, and the diagram of each miss."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
 from viewcopy.display.draw import Diagram
-from viewcopy.display.spreadsheet import evidence_summary, with_lock_record
-from viewcopy.display.table import sheet_table
+from viewcopy.display.part_sheet import PartSheet
+from viewcopy.display.spreadsheet import evidence_summary
 from viewcopy.engine.evidence import Evidence
 from viewcopy.engine.explain import explain
 from viewcopy.exercise.locking import LockStatus
 from viewcopy.exercise.next_ops import NextOp
 from viewcopy.exercise.predictions import Prediction
-
-NEXT_PASS_MARK = 8
-"""Next ops right, out of 10, for full credit."""
+from viewcopy.exercise.scoring import NEXT_PASS_MARK
 
 
-@dataclass(frozen=True)
-class NextSheet:
+@dataclass(frozen=True, repr=False)
+class NextSheet(PartSheet):
     """Predictions for the next ops against measurement (None before `reveal_next`)."""
 
     ops: tuple[NextOp, ...]
@@ -69,14 +66,10 @@ class NextSheet:
             f"{NEXT_PASS_MARK}/{len(self.ops)} line. {self.lock.reason}"
         )
 
-    def _repr_html_(self) -> str:
+    @property
+    def revealed(self) -> bool:
+        return self.evidence is not None
+
+    def below(self) -> str:
         misses = [op for op in self.ops if self.right().get(op.id) is False]
-        diagrams = "".join(Diagram(self.evidence[op.id]).html() for op in misses)
-        table = sheet_table(self.frame, self.evidence is not None)
-        return f"<p><b>{html.escape(self.headline())}</b></p>{table}{diagrams}"
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        return with_lock_record(self)
-
-    def __repr__(self) -> str:
-        return f"{self.headline()}\n{self.frame.to_string()}"
+        return "".join(Diagram(self.evidence[op.id]).html() for op in misses)

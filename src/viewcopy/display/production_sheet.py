@@ -3,20 +3,18 @@ profiled, what it dispatched: copy kernels, bytes, time, and the copies' share o
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
-from viewcopy.display.spreadsheet import with_lock_record
-from viewcopy.display.table import sheet_table
+from viewcopy.display.part_sheet import PartSheet
 from viewcopy.exercise.locking import LockStatus
 from viewcopy.exercise.production import ProductionProfile, forward_listing
 
 
-@dataclass(frozen=True)
-class ProductionSheet:
+@dataclass(frozen=True, repr=False)
+class ProductionSheet(PartSheet):
     """PRODUCTION against the profiled forward (None before `profile_production`)."""
 
     predictions: Mapping[str, str]
@@ -54,12 +52,6 @@ class ProductionSheet:
             f"forward ({share:.0%}) on {self.profile.device}. {self.lock.reason}"
         )
 
-    def _repr_html_(self) -> str:
-        table = sheet_table(self.frame, self.profile is not None)
-        return f"<p><b>{html.escape(self.headline())}</b></p>{table}"
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        return with_lock_record(self)
-
-    def __repr__(self) -> str:
-        return f"{self.headline()}\n{self.frame.to_string()}"
+    @property
+    def revealed(self) -> bool:
+        return self.profile is not None

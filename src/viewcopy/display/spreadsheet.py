@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import pandas as pd
 
-from viewcopy.display.table import sheet_table
+from viewcopy.display.part_sheet import PartSheet
 from viewcopy.engine.evidence import Evidence
 from viewcopy.exercise.catalogue import OPS
-from viewcopy.exercise.locking import OUTPUT_KEY, LockStatus
+from viewcopy.exercise.locking import LockStatus
 from viewcopy.exercise.measured import ItemTruth
 from viewcopy.exercise.predictions import Prediction
 from viewcopy.exercise.scoring import Score, judge_prediction, score_sheet
@@ -33,16 +32,8 @@ def evidence_summary(evidence: Evidence) -> str:
     return f"new storage, {evidence.bytes_allocated} B allocated{kernels}"
 
 
-def with_lock_record(sheet) -> tuple[dict, dict]:
-    """A sheet's HTML and text, with its lock record in the output's metadata: a notebook handed
-    in without its lock file still carries its lock (the grader reads it from there)."""
-    data = {"text/html": sheet._repr_html_(), "text/plain": repr(sheet)}
-    record = sheet.lock.record
-    return data, ({OUTPUT_KEY: asdict(record)} if record else {})
-
-
-@dataclass(frozen=True)
-class Spreadsheet:
+@dataclass(frozen=True, repr=False)
+class Spreadsheet(PartSheet):
     """Predictions against measured truth (None before the reveal), with the score when revealed."""
 
     predictions: Mapping[int, Prediction]
@@ -104,13 +95,3 @@ class Spreadsheet:
         if self.score is None:
             return f"Predictions locked; actual column hidden. {self.lock.reason}"
         return self.score.sentence()
-
-    def _repr_html_(self) -> str:
-        table = sheet_table(self.frame, self.revealed)
-        return f"<p><b>{html.escape(self.headline())}</b></p>{table}"
-
-    def _repr_mimebundle_(self, include=None, exclude=None):
-        return with_lock_record(self)
-
-    def __repr__(self) -> str:
-        return f"{self.headline()}\n{self.frame.to_string()}"

@@ -30,6 +30,8 @@ PASS_MARK = 16
 """Correct predictions, out of 20, needed before looking (lab card, acceptance 1)."""
 PASS_SHARE = 0.8
 """The same line as a share: what the balanced score must reach."""
+NEXT_PASS_MARK = 8
+"""Next ops right, out of 10, for full credit."""
 CARD, BALANCED = "card", "balanced"
 POLICIES = {
     CARD: f"the lab card's line: full credit from {PASS_MARK}/20 right",

@@ -17,7 +17,6 @@ from pathlib import Path
 
 from viewcopy.course.records import Credit, encode
 from viewcopy.display.draw import Diagram
-from viewcopy.display.next_sheet import NEXT_PASS_MARK
 from viewcopy.engine import storage
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.locking import LockError, LockStatus, read_lock, status
@@ -42,7 +41,7 @@ from viewcopy.exercise.production import (
     forward_listing,
     parse_production,
 )
-from viewcopy.exercise.scoring import POLICIES, judge_prediction, score_sheet
+from viewcopy.exercise.scoring import NEXT_PASS_MARK, POLICIES, judge_prediction, score_sheet
 from viewcopy.exercise.written import ComputedSheet, unwritten_reason
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
 from viewcopy.notebook.miss_lines import miss_line, total_line
