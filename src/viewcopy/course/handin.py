@@ -7,7 +7,7 @@ student wrote is executed here: the predictions cell is parsed with `ast` and on
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -135,6 +135,12 @@ class HandIn:
     counts: bool = False
     changed_items: tuple[int, ...] = ()
     refused: int = 0
+    next_ops: tuple[NextOp, ...] = ()
+    """The hand-in's next ops, drawn from its lock once the twenty were revealed."""
+    next_written: dict[str, Prediction] | None = None
+    """Its written NEXT_PREDICTIONS for them; None where either is missing or unreadable."""
+    production: dict[str, str] | None = None
+    """Its written PRODUCTION ({line: "copy" | "no copy"}); None where missing or unreadable."""
 
 
 def genuine_lock(record: LockRecord) -> Predictions:
@@ -161,6 +167,14 @@ def read_handin(
         return HandIn(student, NO_SUBMISSION, f"no {NOTEBOOK} in {folder}")
     except (OSError, ValueError, AttributeError) as exc:
         return HandIn(student, NO_SUBMISSION, f"{NOTEBOOK} is not a notebook ({exc})")
+    judged = _judged(folder, notebook, student, policy, assignment)
+    return replace(judged, **_later_parts(folder, notebook))
+
+
+def _judged(
+    folder: Path, notebook: nbformat.NotebookNode, student: str, policy: LockPolicy, assignment: str
+) -> HandIn:
+    """The hand-in's twenty and where its lock stands."""
     problem, submitted = "", None
     try:
         submitted = read_predictions(notebook)
@@ -204,26 +218,23 @@ def _join(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 
 
-def read_next(folder: Path) -> tuple[tuple[NextOp, ...], dict[str, Prediction] | None]:
-    """A hand-in's next ops (drawn from its lock, once the twenty were revealed) and its written
-    NEXT_PREDICTIONS for them; ((), None) where either is missing or unreadable."""
-    try:
-        notebook = _notebook(folder)
-        ops = hand_in_draw(handed_in_lock(folder, notebook))
-        written = written_literal(notebook, NEXT_PREDICTIONS_CELL, NEXT_NAME)
-        return ops, parse_next_predictions(written, [op.id for op in ops])
-    except (OSError, ValueError, AttributeError, LockError, PredictionError, Unreadable):
-        return (), None
-
-
-def read_production(folder: Path) -> dict[str, str] | None:
-    """A hand-in's written PRODUCTION ({line: "copy" | "no copy"}), None when missing/unreadable."""
-    # Its lines are the model's forward, which needs torch: imported only when a report reads it.
+def _later_parts(folder: Path, notebook: nbformat.NotebookNode) -> dict:
+    """The HandIn fields of the parts after the twenty, read from the same notebook."""
+    # The production lines are the model's forward, which needs torch: imported only here.
     from viewcopy.exercise.production import NAME as PRODUCTION_NAME
     from viewcopy.exercise.production import parse_production
 
+    found: dict = {}
     try:
-        notebook = _notebook(folder)
-        return parse_production(written_literal(notebook, PRODUCTION_CELL, PRODUCTION_NAME))
+        ops = hand_in_draw(handed_in_lock(folder, notebook))
+        written = written_literal(notebook, NEXT_PREDICTIONS_CELL, NEXT_NAME)
+        parsed = parse_next_predictions(written, [op.id for op in ops])
+        found.update(next_ops=ops, next_written=parsed)
+    except (OSError, ValueError, AttributeError, LockError, PredictionError, Unreadable):
+        pass
+    try:
+        written = written_literal(notebook, PRODUCTION_CELL, PRODUCTION_NAME)
+        found["production"] = parse_production(written)
     except (OSError, ValueError, AttributeError, PredictionError, Unreadable):
-        return None
+        pass
+    return found

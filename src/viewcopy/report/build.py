@@ -36,8 +36,6 @@ from viewcopy.course.handin import (
     NO_SUBMISSION,
     HandIn,
     read_handin,
-    read_next,
-    read_production,
 )
 from viewcopy.course.lock_policy import LockPolicy
 from viewcopy.engine.devices import available_devices
@@ -268,13 +266,13 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
         scoring=scoring,
         base=base_rate(table),
         transfer=_transfer(students),
-        thought_free=_thought_free(course / "submitted", found, assignment),
+        thought_free=_thought_free(handins),
     )
 
 
-def _thought_free(submitted: Path, students: list[str], assignment: str):
+def _thought_free(handins: list[HandIn]):
     """Per copying line of the production forward, the students who predicted it free."""
-    sheets = {s: read_production(submitted / s / assignment) for s in students}
+    sheets = {h.student: h.production for h in handins}
     copying = copy_lines()
     return tuple(
         (n, code, tuple(s for s, sheet in sheets.items() if sheet and sheet[str(n)] == "no copy"))
@@ -325,13 +323,13 @@ def _student_line(
         balanced=score.balanced if score else None,
         passes=bool(score and score.passed),
         flag=_flag(score),
-        **_next_part(handin, table, autograded.parent / "submitted" / handin.student / assignment),
+        **_next_part(handin, table),
     )
 
 
-def _next_part(handin: HandIn, table: Mapping[int, ItemTruth], folder: Path) -> dict:
+def _next_part(handin: HandIn, table: Mapping[int, ItemTruth]) -> dict:
     """The StudentLine fields of the next ops: right, and per family twenty against next."""
-    ops, written = read_next(folder)
+    ops, written = handin.next_ops, handin.next_written
     if written is None or handin.submitted is None:
         return {}
     measured = measure_pool()
