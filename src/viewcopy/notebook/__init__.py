@@ -41,6 +41,7 @@ from viewcopy.exercise.production import lock_production as lock_production_answ
 from viewcopy.exercise.written import unwritten_reason
 from viewcopy.notebook import checks as checks  # loaded by the setup cell, never in a graded one
 from viewcopy.notebook import colab
+from viewcopy.notebook.parts_table import parts_frame
 
 
 def setup(lock_service: str = "", lock_token: str = "") -> None:
@@ -66,6 +67,12 @@ def setup(lock_service: str = "", lock_token: str = "") -> None:
     if service is not None:
         where = service.client.url if service.client else os.environ["VIEWCOPY_LOCK_SERVICE"]
         print(f"lock service: {where}" + (f" ({service.problem})" if service.problem else ""))
+
+
+def parts() -> pd.DataFrame:
+    """The graded parts as the master's graded cells define them: their cells, what each asks,
+    its minutes of the card's 75 and its points, the stretch marked, and the totals."""
+    return parts_frame()
 
 
 def show_twenty() -> pd.DataFrame:

@@ -1,0 +1,98 @@
+"""The notebook's opening table of graded parts is the master's graded cells: every graded cell in
+one part with its nbgrader points, the totals add up, the minutes add up to the lab card's, and the
+stretch is the part the master calls the stretch."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+
+import nbformat
+from support.course_notebook import RELEASE, ROOT, SOURCE
+
+from viewcopy import notebook as lab
+from viewcopy.course.assignment import grade_id
+from viewcopy.notebook.parts_table import CARD_MINUTES, PARTS, Part, parts_frame
+
+CARD = (ROOT / "docs" / "lab_card.txt").read_text(encoding="utf-8")
+
+
+def graded_cells(path=SOURCE) -> dict[str, int]:
+    """grade id -> nbgrader points of every graded cell, in notebook order."""
+    cells = nbformat.read(path, as_version=4).cells
+    return {
+        grade_id(c): c.metadata.nbgrader["points"]
+        for c in cells
+        if c.metadata.get("nbgrader", {}).get("grade")
+    }
+
+
+def problems(parts: tuple[Part, ...], graded: dict[str, int]) -> list[str]:
+    """What the declared parts get wrong about the master's graded cells."""
+    declared = [name for part in parts for name, _ in part.cells]
+    found = [f"{name} is in no part of the table" for name in graded if name not in declared]
+    found += [f"{name} is not graded in the master" for name in declared if name not in graded]
+    found += [f"{name} is in two parts" for name in set(declared) if declared.count(name) > 1]
+    found += [
+        f"{name}: {points} points in the table, {graded[name]} in the master"
+        for part in parts
+        for name, points in part.cells
+        if name in graded and points != graded[name]
+    ]
+    if [n for n in declared if n in graded] != [n for n in graded if n in declared]:
+        found.append("the parts are not in the notebook's order")
+    return found
+
+
+def test_every_graded_cell_is_in_one_part_with_the_master_s_points():
+    assert problems(PARTS, graded_cells()) == []
+    assert graded_cells(RELEASE) == graded_cells()
+
+
+def test_the_check_fails_on_a_missing_part_and_on_wrong_points():
+    graded = graded_cells()
+    without_next = tuple(p for p in PARTS if p.name != "next ops")
+    assert problems(without_next, graded) == ["score_next is in no part of the table"]
+    first = PARTS[0]
+    wrong = dataclasses.replace(first, cells=((first.cells[0][0], first.cells[0][1] + 1),))
+    assert problems((wrong, *PARTS[1:]), graded) == [
+        "score_predictions: 6 points in the table, 5 in the master"
+    ]
+
+
+def test_the_table_shows_every_part_and_its_points_add_up_to_the_notebook_s():
+    frame = parts_frame()
+    graded = graded_cells()
+    rows = frame.drop(index="total")
+    assert len(rows) == len(PARTS) == 6
+    assert list(rows["points"]) == [sum(graded[n] for n, _ in p.cells) for p in PARTS]
+    assert frame.loc["total", "points"] == sum(graded.values()) == 36
+    for part, label in zip(PARTS, rows["graded cells"], strict=True):
+        for name, _ in part.cells:
+            stem, _, number = name.rpartition("_")
+            assert name in label or (number.isdigit() and f"{stem}_21-25" in label), (name, label)
+
+
+def test_the_minutes_add_up_to_the_lab_card_s_and_the_stretch_is_marked():
+    (card_minutes,) = re.findall(r"·(\d+) minutes", CARD)
+    intro = nbformat.read(SOURCE, as_version=4).cells[0].source
+    assert int(card_minutes) == CARD_MINUTES and f"· {CARD_MINUTES} minutes**" in intro
+    frame = parts_frame()
+    assert frame.loc["total", "minutes"] == sum(p.minutes for p in PARTS) == CARD_MINUTES
+    assert all(p.minutes > 0 for p in PARTS)
+    cells = nbformat.read(SOURCE, as_version=4).cells
+    heading = next(i for i, c in enumerate(cells) if c.source.startswith("## Stretch"))
+    after = {grade_id(c) for c in cells[heading:]}
+    assert [p.name for p in PARTS if p.stretch] == ["classify"]
+    (stretch,) = [p for p in PARTS if p.stretch]
+    assert {name for name, _ in stretch.cells} <= after
+    assert [label for label in frame.index if "stretch" in label] == ["classify (stretch)"]
+
+
+def test_the_opening_cell_after_setup_calls_the_table_and_the_intro_types_no_points():
+    for path in (SOURCE, RELEASE):
+        cells = nbformat.read(path, as_version=4).cells
+        assert [grade_id(c) for c in cells[:3]] == ["intro", "setup", "parts"]
+        assert cells[2].cell_type == "code" and cells[2].source == "lab.parts()"
+        assert "points |" not in cells[0].source
+    assert lab.parts().equals(parts_frame())
