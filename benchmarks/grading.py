@@ -13,7 +13,7 @@ With --cluster it measures `viewcopy grade --cluster` instead, on the same N sub
 local pool of J workers against a local Dask cluster of J worker processes (target: the cluster
 costs at most 1.15x the pool, end to end, the cluster's start included), one Dask worker against J
 (target: speed-up >= 0.8 x J), and the coordinator's gradebook writes per second (the bound of the
-throughput model in README). The scores of all three must be identical.
+throughput model in docs/cluster.md). The scores of all three must be identical.
 
 Run: .venv/bin/python benchmarks/grading.py [--students N] [--jobs J] [--keep DIR] [--cluster]
 """
