@@ -37,6 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="viewcopy",
         description="Measure whether PyTorch operations return views or copies.",
+        epilog="Each command's flags: viewcopy COMMAND --help. What to do next, after `viewcopy "
+        "demo`: docs/instructors.md; every command and setting: docs/reference.md.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
 
@@ -215,7 +217,8 @@ def run_demo(args: argparse.Namespace) -> str:
         f"grades:    {course / 'grades.csv'} (nbgrader export)\n"
         f"gradebook: {course / 'gradebook.db'}; answers 21-25 (?) are graded by hand "
         "in formgrader\n"
-        f"report:    viewcopy report --course {course}"
+        f"report:    viewcopy report --course {course}\n"
+        f"next:      {repo / 'docs' / 'instructors.md'} (what to do next, step by step)"
     )
 
 
