@@ -83,7 +83,7 @@ c.Autograde.autograde_preprocessors = [
 c.PredictionScoring.policy = os.environ.get("VIEWCOPY_SCORING", "card")
 
 # The course's lock service (`viewcopy lock-service --data DIR`), if it runs one: the grader and the
-# class report read its records and key from DIR (viewcopy/course/lock_policy.py). Empty: locks are
+# class report read its records and key from DIR (viewcopy/locking/judge.py). Empty: locks are
 # the notebook's own files. A lock the service never recorded earns credit, flagged, unless False.
 c.LockService.data_dir = os.environ.get("VIEWCOPY_LOCK_DATA", "")
 c.LockService.unverified_locks_earn_credit = True

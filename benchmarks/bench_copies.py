@@ -26,7 +26,7 @@ import torch
 
 from viewcopy.engine.copies import copies_in
 from viewcopy.engine.copy_trace import trace_copies
-from viewcopy.exercise.production import TinyVisionTransformer, build
+from viewcopy.exercise.production_model import TinyVisionTransformer, build
 
 SCRIPT = """\
 import torch

@@ -31,7 +31,7 @@ def commands(scratch: Path) -> dict[str, list[str]]:
         "import the lock client": [
             sys.executable,
             "-c",
-            "import viewcopy.exercise.lock_service_client",
+            "import viewcopy.locking.client",
         ],
         "viewcopy --help": [*VIEWCOPY, "--help"],
         "viewcopy lock-service token s1": [

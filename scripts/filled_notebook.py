@@ -19,7 +19,7 @@ import torch
 
 from viewcopy.course.assignment import NOTEBOOK, grade_id
 from viewcopy.demo.synthetic import synthetic_class, write_submission
-from viewcopy.exercise.locking import read_lock
+from viewcopy.locking.file import read_lock
 
 ROOT = Path(__file__).resolve().parents[1]
 CREDIT = re.compile(r"^(?:score|check|test|specific)_")

@@ -261,7 +261,7 @@ def run_five(args: argparse.Namespace) -> str:
 
 
 def run_lock_service(args: argparse.Namespace) -> str:
-    from viewcopy.instructor.lock_service import issue_token, serve
+    from viewcopy.locking.service import issue_token, serve
 
     if args.action == "token":
         return issue_token(Path(args.data), args.student)

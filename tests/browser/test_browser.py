@@ -34,9 +34,9 @@ from viewcopy.course.assignment import (
 from viewcopy.demo.answers import PARAPHRASES, RIGHT
 from viewcopy.demo.synthetic import fill, predictions_source, synthetic_class
 from viewcopy.exercise import catalogue
-from viewcopy.exercise.locking import LOCK_FILE
 from viewcopy.five.grades import apply_grades, check_rows
 from viewcopy.five.questions import five
+from viewcopy.locking.record import LOCK_FILE
 
 pytestmark = [pytest.mark.browser, pytest.mark.course]
 

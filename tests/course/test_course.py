@@ -26,7 +26,7 @@ from viewcopy.course.assignment import (
     nbgrader_env,
     read_grades,
 )
-from viewcopy.exercise.locking import LOCK_FILE
+from viewcopy.locking.record import LOCK_FILE
 
 pytestmark = [pytest.mark.course]
 

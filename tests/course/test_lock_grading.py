@@ -29,12 +29,14 @@ from viewcopy.demo.synthetic import (
     predictions_source,
     synthetic_class,
 )
-from viewcopy.exercise.lock_service_client import LockServiceClient, ServiceRefused
-from viewcopy.exercise.locking import LOCK_FILE, write_lock
-from viewcopy.exercise.predictions import fingerprint, parse_predictions
+from viewcopy.exercise.predictions import TWENTY, parse_predictions
 from viewcopy.grading.grade import GRADED, SANDBOXED, grade
-from viewcopy.instructor.lock_service import issue_token
 from viewcopy.instructor.master import measured_predictions
+from viewcopy.locking.canonical import fingerprint
+from viewcopy.locking.client import LockServiceClient, ServiceRefused
+from viewcopy.locking.flow import write_lock
+from viewcopy.locking.record import LOCK_FILE, stored
+from viewcopy.locking.service import issue_token
 from viewcopy.plugins.sandbox import bwrap_problem
 from viewcopy.report.build import REFUSED, build_report
 
@@ -85,9 +87,9 @@ def course(tmp_path_factory):
         (cheat / LOCK_FILE).unlink()
         with pytest.raises(ServiceRefused, match="revealed"):
             LockServiceClient(url, issue_token(data, "cheat")).lock(
-                ASSIGNMENT, fingerprint(parse_predictions(cheat_sheet))
+                ASSIGNMENT, fingerprint(stored(parse_predictions(cheat_sheet)))
             )
-        write_lock(parse_predictions(cheat_sheet), cheat)  # the lock cell, with no service
+        write_lock(TWENTY, parse_predictions(cheat_sheet), cheat)  # the lock cell, with no service
         (submission_folder(course, "colab") / LOCK_FILE).unlink()
         plain = root / "plain"
         shutil.copytree(course, plain)

@@ -12,7 +12,16 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from support.servers import start_service, stop
 
-from viewcopy.course.lock_store import (
+from viewcopy.locking.client import (
+    LockServiceClient,
+    LockServiceError,
+    ServiceRefused,
+    ServiceUnreachable,
+    from_environment,
+)
+from viewcopy.locking.receipts import ForgedReceipt, sign, student_token, token_student, verify
+from viewcopy.locking.service import issue_token
+from viewcopy.locking.store import (
     KEY_FILE,
     init_data,
     load_key,
@@ -20,15 +29,6 @@ from viewcopy.course.lock_store import (
     service_id,
     student_locks,
 )
-from viewcopy.exercise.lock_service_client import (
-    LockServiceClient,
-    LockServiceError,
-    ServiceRefused,
-    ServiceUnreachable,
-    from_environment,
-)
-from viewcopy.exercise.receipts import ForgedReceipt, sign, student_token, token_student, verify
-from viewcopy.instructor.lock_service import issue_token
 
 pytestmark = [pytest.mark.service]
 

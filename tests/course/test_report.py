@@ -38,9 +38,11 @@ from viewcopy.course.handin import (
 from viewcopy.demo.answers import RIGHT
 from viewcopy.demo.synthetic import Student, fill, predictions_source
 from viewcopy.exercise import catalogue
-from viewcopy.exercise.locking import LOCK_FILE, write_lock
+from viewcopy.exercise.predictions import TWENTY as TWENTY_PART
 from viewcopy.exercise.predictions import parse_predictions
 from viewcopy.instructor.master import measured_predictions
+from viewcopy.locking.flow import write_lock
+from viewcopy.locking.record import LOCK_FILE
 from viewcopy.notebook import checks
 from viewcopy.notebook.cases import Case, CaseResult, run_case
 from viewcopy.notebook.miss_lines import Miss, miss_line, parse_misses, total_line
@@ -155,7 +157,7 @@ def hand_in(folder: Path, predictions_cell: str | None, lock: dict | None) -> Pa
         fill(notebook, {"predictions": predictions_cell})
         nbformat.write(notebook, folder / NOTEBOOK)
     if lock is not None:
-        write_lock(parse_predictions(lock), folder)
+        write_lock(TWENTY_PART, parse_predictions(lock), folder)
     return folder
 
 

@@ -10,10 +10,10 @@ from support.oracles import production_oracle
 
 import viewcopy
 from viewcopy import notebook as lab
-from viewcopy.exercise.locking import LockError
-from viewcopy.exercise.predictions import PredictionError
-from viewcopy.exercise.production import copy_lines, forward_listing, profile_forward
+from viewcopy.exercise.part import PredictionError
+from viewcopy.exercise.production_model import copy_lines, forward_listing, profile_forward
 from viewcopy.instructor.master import measured_production
+from viewcopy.locking.file import LockError
 from viewcopy.notebook import checks
 
 
@@ -26,7 +26,7 @@ def test_each_copy_s_bytes_are_elements_times_item_size():
     profile = profile_forward(repeats=1)
     listing = dict(forward_listing())
     contiguous = next(n for n, code in listing.items() if "contiguous()" in code)
-    from viewcopy.exercise.production import build
+    from viewcopy.exercise.production_model import build
 
     model, images = build()
     with torch.no_grad():

@@ -24,7 +24,7 @@ from viewcopy.engine.copies import _default_device
 from viewcopy.engine.measure import measure
 from viewcopy.engine.profiler_events import UNAVAILABLE, dtype_reader
 from viewcopy.engine.torch_range import FLOOR, below_floor, floor_text
-from viewcopy.exercise.production import profile_forward
+from viewcopy.exercise.production_model import profile_forward
 
 KINETO_NOISE = (
     "ERROR:2026-12-01 12:11:07 4811:4811 DeviceProperties.cpp:56] "
@@ -140,7 +140,9 @@ def test_on_a_cuda_build_without_a_gpu_errors_are_one_line_and_graded_cells_sile
     )
     assert done.returncode == 2 and done.stderr.splitlines()[0] == "own"
     assert len(done.stderr.splitlines()) == 2, done.stderr
-    cell = "from viewcopy.exercise.production import profile_forward; profile_forward(repeats=1)"
+    cell = (
+        "from viewcopy.exercise.production_model import profile_forward; profile_forward(repeats=1)"
+    )
     done = subprocess.run([sys.executable, "-c", cell], capture_output=True, text=True)
     assert (done.returncode, done.stderr) == (0, "")
 

@@ -13,12 +13,13 @@ import viewcopy
 from viewcopy import notebook as lab
 from viewcopy.display.explorer import Explorer
 from viewcopy.display.production_sheet import ProductionSheet
-from viewcopy.exercise.locking import LockStatus
-from viewcopy.exercise.production import forward_listing
+from viewcopy.exercise.part import Prediction
+from viewcopy.exercise.production_model import forward_listing
 from viewcopy.five.board import GroupRow
 from viewcopy.five.groups import AnswerGroup
 from viewcopy.five.questions import Question
 from viewcopy.instructor.master import measured_next_predictions, measured_predictions
+from viewcopy.locking.flow import LockStatus
 from viewcopy.notebook import checks
 from viewcopy.notebook.cases import Case
 
@@ -73,7 +74,7 @@ def test_rules_in_next_predictions_are_text_in_their_tables(revealed):
 
 
 def test_production_answers_are_text_in_the_production_table():
-    answers = {str(n): f"no copy {EVIL}" for n, _ in forward_listing()}
+    answers = {n: Prediction(f"no copy {EVIL}", "") for n, _ in forward_listing()}
     sheet = ProductionSheet(answers, LockStatus("locked", "Locked."))
     assert_shown_as_text(sheet._repr_html_())
 

@@ -30,9 +30,9 @@ from viewcopy.course.records import KEY as RECORD_KEY
 from viewcopy.display.draw import Diagram
 from viewcopy.display.explorer import Explorer
 from viewcopy.display.safe_html import clean, is_clean, safe_markdown
-from viewcopy.exercise.locking import OUTPUT_KEY
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.instructor.master import measured_next_predictions, measured_predictions
+from viewcopy.locking.record import OUTPUT_KEY
 from viewcopy.plugins.sanitize import SanitizeForInstructor, safe_metadata
 
 JS = script("x")

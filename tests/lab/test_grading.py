@@ -6,7 +6,7 @@ from support.oracles import numpy_oracle
 
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
-from viewcopy.exercise.predictions import Prediction
+from viewcopy.exercise.part import Prediction
 from viewcopy.exercise.scoring import BALANCED, PASS_MARK, BaseRate, Score, judge_prediction
 
 

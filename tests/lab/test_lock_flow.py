@@ -10,16 +10,21 @@ import pytest
 from support.servers import start_service, stop
 
 import viewcopy
-from viewcopy.course.lock_policy import FORGED, NOT_VERIFIED, VERIFIED, LockPolicy, judge_lock
-from viewcopy.course.lock_store import student_locks
-from viewcopy.exercise.locking import LOCK_FILE, OUTPUT_KEY, LockError, read_lock
-from viewcopy.exercise.predictions import parse_predictions
-from viewcopy.instructor.lock_service import issue_token
+from viewcopy.exercise.predictions import TWENTY, parse_predictions
 from viewcopy.instructor.master import measured_predictions
+from viewcopy.locking.file import LockError, read_lock
+from viewcopy.locking.judge import FORGED, NOT_VERIFIED, VERIFIED, LockPolicy, judge
+from viewcopy.locking.record import LOCK_FILE, OUTPUT_KEY
+from viewcopy.locking.service import issue_token
+from viewcopy.locking.store import student_locks
 
 pytestmark = [pytest.mark.service]
 
 ASSIGNMENT = "view_or_copy"
+
+
+def judge_twenty(policy, parsed, record, student, assignment):
+    return judge(policy, TWENTY, parsed, record, student, assignment)
 
 
 @pytest.fixture
@@ -62,10 +67,10 @@ def test_the_deletion_cheat_is_refused_at_the_second_lock_and_caught_at_grading(
         viewcopy.lock(peeked)
     assert not (workdir / LOCK_FILE).exists()  # nothing written; the cell is unchanged
     policy = LockPolicy(data)
-    verdict = judge_lock(policy, parse_predictions(peeked), None, student, ASSIGNMENT)
+    verdict = judge_twenty(policy, parse_predictions(peeked), None, student, ASSIGNMENT)
     assert (verdict.state, verdict.trust) == ("changed", VERIFIED)
     assert "refused 1 lock(s) after the reveal" in verdict.reason
-    honest = judge_lock(policy, parse_predictions(right), None, student, ASSIGNMENT)
+    honest = judge_twenty(policy, parse_predictions(right), None, student, ASSIGNMENT)
     assert (honest.state, honest.trust) == ("locked", VERIFIED)
 
 
@@ -86,9 +91,9 @@ def test_an_edited_or_foreign_receipt_earns_nothing_by_name(service, student, wo
     edited = json.loads(json.dumps(record.receipts[0]))
     edited["at"] = "2020-01-01T00:00:00+00:00"
     forged = replace(record, receipts=[edited])
-    offline = judge_lock(policy, parsed, forged, "someone-the-service-never-saw", ASSIGNMENT)
+    offline = judge_twenty(policy, parsed, forged, "someone-the-service-never-saw", ASSIGNMENT)
     assert (offline.state, offline.trust) == ("forged", FORGED) and "edited" in offline.reason
-    foreign = judge_lock(policy, parsed, record, "someone-else", ASSIGNMENT)
+    foreign = judge_twenty(policy, parsed, record, "someone-else", ASSIGNMENT)
     assert foreign.state == "forged" and student in foreign.reason
 
 
@@ -105,12 +110,12 @@ def test_a_stopped_service_leaves_the_lock_not_verified_and_says_why(
     assert "Not verified by the course's lock service" in headline and url in headline
     assert read_lock().fingerprint and read_lock().receipts == []
     viewcopy.reveal(right)  # the lab goes on
-    unverified = judge_lock(
+    unverified = judge_twenty(
         LockPolicy(data), parse_predictions(right), read_lock(), "ada", ASSIGNMENT
     )
     assert (unverified.state, unverified.trust) == ("locked", NOT_VERIFIED)
     strict = LockPolicy(data, unverified_earn_credit=False)
-    assert judge_lock(strict, parse_predictions(right), read_lock(), "ada", ASSIGNMENT).state == (
+    assert judge_twenty(strict, parse_predictions(right), read_lock(), "ada", ASSIGNMENT).state == (
         "unverified"
     )
 
@@ -132,19 +137,17 @@ def test_without_a_service_grading_judges_the_lock_file_as_before(workdir, monke
     viewcopy.lock(right)
     record = read_lock()
     assert record.receipts == [] and record.not_verified == ""
-    assert judge_lock(LockPolicy(), parse_predictions(right), record, "a", ASSIGNMENT).trust == ""
-    assert judge_lock(LockPolicy(), parse_predictions(peeked), record, "a", ASSIGNMENT).state == (
+    assert judge_twenty(LockPolicy(), parse_predictions(right), record, "a", ASSIGNMENT).trust == ""
+    assert judge_twenty(LockPolicy(), parse_predictions(peeked), record, "a", ASSIGNMENT).state == (
         "changed"
     )
 
 
 def test_the_next_ops_lock_goes_through_the_service_and_grading_holds_it(service, student):
     from viewcopy import notebook as lab
-    from viewcopy.course.lock_policy import judge_part_lock
-    from viewcopy.exercise.locking import save
-    from viewcopy.exercise.next_lock import answers
-    from viewcopy.exercise.next_predictions import parse_next_predictions
+    from viewcopy.exercise.next_predictions import NEXT
     from viewcopy.instructor.master import measured_next_predictions
+    from viewcopy.locking.file import save
 
     data, _ = service
     right, _ = sheets()
@@ -163,9 +166,8 @@ def test_the_next_ops_lock_goes_through_the_service_and_grading_holds_it(service
         viewcopy.lock_next(edited)
 
     def judged(value):
-        stored = answers(parse_next_predictions(value, list(sheet)))
-        policy = LockPolicy(data)
-        return judge_part_lock(policy, "next", stored, read_lock(), student, ASSIGNMENT, "N")
+        parsed = NEXT.parse(value, list(sheet))
+        return judge(LockPolicy(data), NEXT, parsed, read_lock(), student, ASSIGNMENT)
 
     assert (judged(edited).state, judged(edited).trust) == ("changed", VERIFIED)
     assert (judged(sheet).state, judged(sheet).trust) == ("locked", VERIFIED)

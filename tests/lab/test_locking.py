@@ -5,7 +5,8 @@ import torch
 
 import viewcopy
 from viewcopy.engine.devices import available_devices
-from viewcopy.exercise.locking import LOCK_FILE, LockError, read_lock
+from viewcopy.locking.file import LockError, read_lock
+from viewcopy.locking.record import LOCK_FILE
 
 
 def predictions(**changes):

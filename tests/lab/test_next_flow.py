@@ -9,9 +9,10 @@ from support.oracles import numpy_oracle
 
 import viewcopy
 from viewcopy import notebook as lab
-from viewcopy.exercise.locking import LOCK_FILE, LockError, read_lock
-from viewcopy.exercise.predictions import PredictionError
+from viewcopy.exercise.part import PredictionError
 from viewcopy.instructor.master import measured_next_predictions, measured_predictions
+from viewcopy.locking.file import LockError, read_lock
+from viewcopy.locking.record import LOCK_FILE
 from viewcopy.notebook import checks
 
 
@@ -39,7 +40,7 @@ def test_the_draw_is_the_hand_in_s_own_and_the_same_every_time(revealed, tmp_pat
     viewcopy.lock(sheet, directory=other)
     viewcopy.reveal(sheet, directory=other)
     assert read_lock(other).fingerprint != read_lock().fingerprint
-    from viewcopy.exercise.next_lock import hand_in_draw
+    from viewcopy.exercise.next_predictions import hand_in_draw
 
     assert [op.id for op in hand_in_draw(read_lock(other))] != list(first)
 

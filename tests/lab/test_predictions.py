@@ -3,8 +3,14 @@ import copy
 import pytest
 
 import viewcopy
-from viewcopy.exercise.locking import LOCK_FILE
-from viewcopy.exercise.predictions import PredictionError, fingerprint, parse_predictions
+from viewcopy.exercise.part import PredictionError
+from viewcopy.exercise.predictions import parse_predictions
+from viewcopy.locking.canonical import fingerprint as fingerprint_of
+from viewcopy.locking.record import LOCK_FILE, stored
+
+
+def fingerprint(parsed):
+    return fingerprint_of(stored(parsed))
 
 
 def good():

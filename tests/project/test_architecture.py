@@ -20,6 +20,7 @@ from viewcopy.plugins.scoring_policy import PredictionScoring
 PACKAGE = ROOT / "src" / "viewcopy"
 LAYERS = (
     "engine",
+    "locking",
     "exercise",
     "course",
     "display",

@@ -23,9 +23,10 @@ from support.without_heavy import viewcopy_without_heavy, without_heavy
         "viewcopy.plugins.sandbox",
         "viewcopy.grading.grade",
         "viewcopy.five.questions",
-        "viewcopy.instructor.lock_service",
+        "viewcopy.locking.service",
         "viewcopy.course.handin",
-        "viewcopy.exercise.locking",
+        "viewcopy.locking.flow",
+        "viewcopy.locking.judge",
         "viewcopy.exercise.next_ops",
         "viewcopy.exercise.scoring",
     ],
@@ -52,7 +53,7 @@ def test_the_lock_client_needs_only_the_standard_library(monkeypatch):
     monkeypatch.setenv("VIEWCOPY_LOCK_TOKEN", "s1:token")
     code = (
         "before = set(sys.modules)\n"
-        "import viewcopy.exercise.lock_service_client as client\n"
+        "import viewcopy.locking.client as client\n"
         "try:\n"
         "    client.from_environment().lock('view_or_copy', '0' * 64)\n"
         "except client.LockServiceError as exc:\n"
@@ -88,7 +89,7 @@ def test_help_never_needs_torch(args):
 
 
 def test_issuing_a_lock_token_never_needs_torch(tmp_path):
-    from viewcopy.instructor.lock_service import issue_token
+    from viewcopy.locking.service import issue_token
 
     done = viewcopy_without_heavy("lock-service", "token", "s1", "--data", str(tmp_path))
     assert done.returncode == 0, done.stderr

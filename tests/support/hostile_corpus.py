@@ -21,8 +21,8 @@ from support.the_class import EXITS_KERNEL
 
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, build_course, submission_folder
 from viewcopy.demo.synthetic import Student, hand_in_class, synthetic_class
-from viewcopy.exercise.locking import LOCK_FILE
 from viewcopy.grading.grade import grade
+from viewcopy.locking.record import LOCK_FILE
 
 LIMIT_S = 45
 HONEST_COPIES = {"honest_perfect": "perfect", "honest_typical": "typical"}

@@ -17,7 +17,10 @@ from viewcopy.demo.answers import EMPTY, PARAPHRASES, SAID_BY_EVERY_CLASS
 from viewcopy.demo.synthetic import Student, classify_source
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.next_ops import draw
-from viewcopy.exercise.predictions import fingerprint, parse_predictions, rule_problem
+from viewcopy.exercise.part import rule_problem
+from viewcopy.exercise.predictions import parse_predictions
+from viewcopy.locking.canonical import fingerprint
+from viewcopy.locking.record import stored
 from viewcopy.notebook import checks
 
 TWENTY = checks.the_twenty(("cpu",))
@@ -149,7 +152,7 @@ def production_oracle() -> set[int]:
     from torch.autograd.profiler import profile
 
     from viewcopy.engine.profiling import COPY_KERNELS
-    from viewcopy.exercise.production import build, forward_listing
+    from viewcopy.exercise.production_model import build, forward_listing
 
     model, images = build("cpu")
     scope = {"self": model, "images": images, "torch": torch}
@@ -184,7 +187,7 @@ def expected_next_credit(student: Student, points: float = 4) -> float:
     if not released_with(student, "next_predictions"):
         return 0.0
     sheet = ast.literal_eval(student.cells["predictions"].split("=", 1)[1])
-    ops = draw(fingerprint(parse_predictions(sheet)))
+    ops = draw(fingerprint(stored(parse_predictions(sheet))))
     truth = {op.id: numpy_oracle(op.op, op.parent_expr) for op in ops}
     if student.next_ops == "rules":
         right = len(ops)

@@ -27,9 +27,9 @@ from viewcopy.course.assignment import (
     mark_submitted,
 )
 from viewcopy.demo.synthetic import Student, hand_in, predictions_source
-from viewcopy.exercise.locking import read_lock
-from viewcopy.exercise.next_lock import hand_in_draw
+from viewcopy.exercise.next_predictions import hand_in_draw
 from viewcopy.instructor.master import measured_next_predictions
+from viewcopy.locking.file import read_lock
 
 
 def _png_1x1() -> bytes:

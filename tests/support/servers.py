@@ -21,7 +21,7 @@ def free_port() -> int:
 def start_service(data_dir: Path) -> tuple[subprocess.Popen, str]:
     """A real service process on a free port, once it answers its health check."""
     port = free_port()
-    code = "from pathlib import Path; from viewcopy.instructor.lock_service import serve; "
+    code = "from pathlib import Path; from viewcopy.locking.service import serve; "
     code += f"serve(Path({str(data_dir)!r}), port={port})"
     log = data_dir.parent / f"{data_dir.name}.log"
     with log.open("w") as output:

@@ -16,16 +16,22 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
+from viewcopy.exercise.next_predictions import NEXT
+from viewcopy.exercise.predictions import TWENTY
+from viewcopy.exercise.production import PRODUCTION
+
 ASSIGNMENT = "view_or_copy"
 COURSE_ID = "view_or_copy"
 NOTEBOOK = "view_or_copy.ipynb"
 NOTEBOOK_ID = NOTEBOOK.removesuffix(".ipynb")
 
-PREDICTIONS_CELL = "predictions"
+PARTS = (TWENTY, NEXT, PRODUCTION)
+"""The parts a student predicts, locks and then sees measured, in the notebook's order."""
+PREDICTIONS_CELL = TWENTY.cell
 """The answer cell that assigns PREDICTIONS."""
-NEXT_PREDICTIONS_CELL = "next_predictions"
+NEXT_PREDICTIONS_CELL = NEXT.cell
 """The answer cell that assigns NEXT_PREDICTIONS."""
-PRODUCTION_CELL = "production_predictions"
+PRODUCTION_CELL = PRODUCTION.cell
 """The answer cell that assigns PRODUCTION."""
 CLASSIFY_CELLS = ("test_classify_visible", "test_classify_hidden")
 """The test cells that grade classify: the twenty, then the hidden trap cases."""

@@ -7,39 +7,21 @@ student wrote is executed here: the predictions cell is parsed with `ast` and on
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from viewcopy.course.assignment import (
-    ASSIGNMENT,
-    NEXT_PREDICTIONS_CELL,
-    NOTEBOOK,
-    PREDICTIONS_CELL,
-    PRODUCTION_CELL,
-    grade_id,
-)
-from viewcopy.course.lock_policy import NOT_VERIFIED, VERIFIED, LockPolicy, judge_lock
-from viewcopy.course.lock_store import student_locks
-from viewcopy.exercise.locking import (
-    LOCK_FILE,
-    OUTPUT_KEY,
-    LockError,
-    LockRecord,
-    read_lock,
-    record_from_json,
-)
-from viewcopy.exercise.next_lock import hand_in_draw
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, PARTS, grade_id
 from viewcopy.exercise.next_ops import NextOp
-from viewcopy.exercise.next_predictions import NAME as NEXT_NAME
-from viewcopy.exercise.next_predictions import parse_next_predictions
-from viewcopy.exercise.predictions import (
-    Prediction,
-    PredictionError,
-    fingerprint,
-    parse_predictions,
-)
+from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
+from viewcopy.exercise.part import Key, Part, Prediction, PredictionError
+from viewcopy.exercise.predictions import TWENTY, parse_predictions
 from viewcopy.exercise.written import ComputedSheet, Unreadable, computed, predictions_literal
+from viewcopy.locking.canonical import matches
+from viewcopy.locking.file import LockError, read_lock
+from viewcopy.locking.judge import NOT_VERIFIED, VERIFIED, LockPolicy, judge
+from viewcopy.locking.record import LOCK_FILE, OUTPUT_KEY, LockRecord, record_from_json, stored
+from viewcopy.locking.store import student_locks
 
 if TYPE_CHECKING:
     import nbformat
@@ -86,9 +68,7 @@ def handed_in_lock(folder: Path, notebook: nbformat.NotebookNode) -> LockRecord 
         ) from None
 
 
-def written_literal(
-    notebook: nbformat.NotebookNode, cell: str = PREDICTIONS_CELL, name: str = "PREDICTIONS"
-) -> object:
+def written_literal(notebook: nbformat.NotebookNode, cell: str, name: str) -> object:
     """The value the notebook's last `cell` answer cell writes out for `name`, or Unreadable."""
     cells = [c for c in notebook.cells if grade_id(c) == cell]
     if not cells:
@@ -96,21 +76,19 @@ def written_literal(
     return predictions_literal(cells[-1].source, name)
 
 
-def written_sheet(
-    notebook: nbformat.NotebookNode, cell: str = PREDICTIONS_CELL, name: str = "PREDICTIONS"
-) -> object:
-    """`name` as grading takes it: what its answer cell writes out, or a ComputedSheet that says
-    why there is nothing written to grade."""
+def written_sheet(notebook: nbformat.NotebookNode, part: Part = TWENTY) -> object:
+    """A part's sheet as grading takes it: what its answer cell writes out, or a ComputedSheet
+    that says why there is nothing written to grade."""
     try:
-        return written_literal(notebook, cell, name)
+        return written_literal(notebook, part.cell, part.label)
     except Unreadable as exc:
-        return ComputedSheet(f"{computed(name)} ({exc})")
+        return ComputedSheet(f"{computed(part.label)} ({exc})")
 
 
 def read_predictions(notebook: nbformat.NotebookNode) -> Predictions:
     """The parsed PREDICTIONS of the notebook's last `predictions` cell, or Unreadable."""
     try:
-        return parse_predictions(written_literal(notebook))
+        return parse_predictions(written_literal(notebook, TWENTY.cell, TWENTY.label))
     except PredictionError as exc:
         where, what = exc.problems[0]
         more = f" (and {len(exc.problems) - 1} more)" if len(exc.problems) > 1 else ""
@@ -123,7 +101,7 @@ class HandIn:
 
     `before_looking` are the predictions made before the reveal (the lock's when it is genuine,
     the notebook's when there is no lock, since the reveal refuses to run without one); `counts`
-    is the grader's verdict on the lock (viewcopy.course.lock_policy); `refused` counts the locks
+    is the grader's verdict on the lock (viewcopy.locking.judge); `refused` counts the locks
     the course's lock service refused because they came after the reveal.
     """
 
@@ -137,10 +115,9 @@ class HandIn:
     refused: int = 0
     next_ops: tuple[NextOp, ...] = ()
     """The hand-in's next ops, drawn from its lock once the twenty were revealed."""
-    next_written: dict[str, Prediction] | None = None
-    """Its written NEXT_PREDICTIONS for them; None where either is missing or unreadable."""
-    production: dict[str, str] | None = None
-    """Its written PRODUCTION ({line: "copy" | "no copy"}); None where missing or unreadable."""
+    later: dict[str, dict[Key, Prediction]] = field(default_factory=dict)
+    """The written sheets of the parts after the twenty, by part (`next`, `production`), where
+    they can be read."""
 
 
 def genuine_lock(record: LockRecord) -> Predictions:
@@ -150,7 +127,7 @@ def genuine_lock(record: LockRecord) -> Predictions:
         locked = parse_predictions({int(i): tuple(p) for i, p in record.predictions.items()})
     except (ValueError, TypeError, AttributeError) as exc:
         raise Unreadable(f"{LOCK_FILE} is not a lock this lab wrote: {exc}") from None
-    if fingerprint(locked) != record.fingerprint:
+    if not matches(stored(locked), record.fingerprint):
         raise Unreadable(f"{LOCK_FILE}'s fingerprint does not match the predictions it holds")
     return locked
 
@@ -188,7 +165,7 @@ def _judged(
         locked = genuine_lock(record) if record else None
     except (LockError, OSError, Unreadable) as exc:
         return HandIn(student, FORGED, _join(problem, str(exc)), submitted, refused=refused)
-    verdict = judge_lock(policy, submitted, record, student, assignment) if submitted else None
+    verdict = judge(policy, TWENTY, submitted, record, student, assignment) if submitted else None
     counts = verdict is not None and verdict.state == "locked"
     if verdict is not None and verdict.state == "forged":
         return HandIn(student, FORGED, _join(problem, verdict.reason), submitted, refused=refused)
@@ -220,21 +197,17 @@ def _join(*parts: str) -> str:
 
 def _later_parts(folder: Path, notebook: nbformat.NotebookNode) -> dict:
     """The HandIn fields of the parts after the twenty, read from the same notebook."""
-    # The production lines are the model's forward, which needs torch: imported only here.
-    from viewcopy.exercise.production import NAME as PRODUCTION_NAME
-    from viewcopy.exercise.production import parse_production
-
-    found: dict = {}
+    found: dict = {"later": {}}
     try:
-        ops = hand_in_draw(handed_in_lock(folder, notebook))
-        written = written_literal(notebook, NEXT_PREDICTIONS_CELL, NEXT_NAME)
-        parsed = parse_next_predictions(written, [op.id for op in ops])
-        found.update(next_ops=ops, next_written=parsed)
-    except (OSError, ValueError, AttributeError, LockError, PredictionError, Unreadable):
-        pass
-    try:
-        written = written_literal(notebook, PRODUCTION_CELL, PRODUCTION_NAME)
-        found["production"] = parse_production(written)
-    except (OSError, ValueError, AttributeError, PredictionError, Unreadable):
-        pass
+        record = handed_in_lock(folder, notebook)
+    except (OSError, LockError):
+        record = None  # no next ops to read, and the production lines need no lock
+    for part in PARTS[1:]:
+        try:
+            written = written_literal(notebook, part.cell, part.label)
+            found["later"][part.key] = part.parse(written, part.keys(record))
+        except (OSError, ValueError, AttributeError, LockError, PredictionError, Unreadable):
+            pass
+    if NEXT.key in found["later"]:
+        found["next_ops"] = hand_in_draw(record)
     return found

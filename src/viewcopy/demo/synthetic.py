@@ -39,16 +39,19 @@ from viewcopy.demo.answers import (
     answer_source,
 )
 from viewcopy.exercise import catalogue
-from viewcopy.exercise.locking import read_lock
 from viewcopy.exercise.measured import measured_truth
-from viewcopy.exercise.next_lock import hand_in_draw
-from viewcopy.exercise.production import forward_listing
+from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
+from viewcopy.exercise.part import Part
+from viewcopy.exercise.predictions import TWENTY
+from viewcopy.exercise.production import PRODUCTION
+from viewcopy.exercise.production_model import forward_listing
 from viewcopy.grading.grade import pool_size
 from viewcopy.instructor.master import (
     measured_next_predictions,
     measured_predictions,
     measured_production,
 )
+from viewcopy.locking.file import read_lock
 from viewcopy.plugins.sandbox import THREADS
 
 OPPOSITE = {"view": "copy", "copy": "view"}
@@ -94,9 +97,14 @@ def model_classify(repo: Path) -> str:
     return "\n".join(kept) + "\n"
 
 
+def sheet_source(part: Part, sheet: Mapping) -> str:
+    """A part's answer cell as a student writes it out: `LABEL = {key: answer, ...}`."""
+    lines = [f"    {key!r}: {answer!r}," for key, answer in sheet.items()]
+    return f"{part.label} = {{\n" + "\n".join(lines) + "\n}\n"
+
+
 def predictions_source(predictions: Mapping[int, tuple[str, str]]) -> str:
-    lines = [f"    {item}: {pair!r}," for item, pair in sorted(predictions.items())]
-    return "PREDICTIONS = {\n" + "\n".join(lines) + "\n}\n"
+    return sheet_source(TWENTY, dict(sorted(predictions.items())))
 
 
 def wrong_on(items: tuple[int, ...], right: Mapping[int, tuple[str, str]], table) -> dict:
@@ -157,8 +165,7 @@ def production_source(how: str) -> str:
             else "no copy"
             for n, code in forward_listing()
         }  # fmt: skip
-    lines = [f"    {n}: {verdict!r}," for n, verdict in sheet.items()]
-    return "PRODUCTION = {\n" + "\n".join(lines) + "\n}\n"
+    return sheet_source(PRODUCTION, sheet)
 
 
 def synthetic_class(repo: Path) -> list[Student]:
@@ -289,8 +296,7 @@ def _next_predictions_source(how: str, folder: Path) -> str:
     else:
         verdict = Counter(t.reference for t in measured_truth().values()).most_common(1)[0][0]
         sheet = {op.id: (verdict, "most of the twenty were like this") for op in ops}
-    lines = [f"    {op_id!r}: {pair!r}," for op_id, pair in sheet.items()]
-    return "NEXT_PREDICTIONS = {\n" + "\n".join(lines) + "\n}\n"
+    return sheet_source(NEXT, sheet)
 
 
 def fill(notebook: nbformat.NotebookNode, cells: Mapping[str, str]) -> None:

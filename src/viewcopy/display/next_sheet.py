@@ -13,10 +13,10 @@ from viewcopy.display.part_sheet import PartSheet
 from viewcopy.display.spreadsheet import evidence_summary
 from viewcopy.engine.evidence import Evidence
 from viewcopy.engine.explain import explain
-from viewcopy.exercise.locking import LockStatus
 from viewcopy.exercise.next_ops import NextOp
-from viewcopy.exercise.predictions import Prediction
+from viewcopy.exercise.part import Prediction
 from viewcopy.exercise.scoring import NEXT_PASS_MARK
+from viewcopy.locking.flow import LockStatus
 
 
 @dataclass(frozen=True, repr=False)

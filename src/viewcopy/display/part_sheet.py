@@ -4,10 +4,9 @@ the part is revealed), shown as HTML that carries the lock's record, or as text.
 from __future__ import annotations
 
 import html
-from dataclasses import asdict
 
 from viewcopy.display.table import sheet_table
-from viewcopy.exercise.locking import OUTPUT_KEY
+from viewcopy.locking.record import OUTPUT_KEY
 
 
 class PartSheet:
@@ -27,7 +26,7 @@ class PartSheet:
         without its lock file still carries its lock (the grader reads it from there)."""
         data = {"text/html": self._repr_html_(), "text/plain": repr(self)}
         record = self.lock.record
-        return data, ({OUTPUT_KEY: asdict(record)} if record else {})
+        return data, ({OUTPUT_KEY: record.json()} if record else {})
 
     def __repr__(self) -> str:
         return f"{self.headline()}\n{self.frame.to_string()}"

@@ -9,15 +9,16 @@ from dataclasses import dataclass
 import pandas as pd
 
 from viewcopy.display.part_sheet import PartSheet
-from viewcopy.exercise.locking import LockStatus
-from viewcopy.exercise.production import ProductionProfile, forward_listing
+from viewcopy.exercise.part import Prediction
+from viewcopy.exercise.production_model import ProductionProfile, forward_listing
+from viewcopy.locking.flow import LockStatus
 
 
 @dataclass(frozen=True, repr=False)
 class ProductionSheet(PartSheet):
     """PRODUCTION against the profiled forward (None before `profile_production`)."""
 
-    predictions: Mapping[str, str]
+    predictions: Mapping[int, Prediction]
     lock: LockStatus
     profile: ProductionProfile | None = None
 
@@ -25,7 +26,7 @@ class ProductionSheet(PartSheet):
     def frame(self) -> pd.DataFrame:
         rows = []
         for number, code in forward_listing():
-            row = {"line": number, "code": code, "prediction": self.predictions[str(number)]}
+            row = {"line": number, "code": code, "prediction": self.predictions[number].verdict}
             if self.profile is not None:
                 copies = self.profile.lines.get(number)
                 row["measured"] = self.profile.verdict(number)

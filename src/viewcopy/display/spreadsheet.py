@@ -10,10 +10,10 @@ import pandas as pd
 from viewcopy.display.part_sheet import PartSheet
 from viewcopy.engine.evidence import Evidence
 from viewcopy.exercise.catalogue import OPS
-from viewcopy.exercise.locking import LockStatus
 from viewcopy.exercise.measured import ItemTruth
-from viewcopy.exercise.predictions import Prediction
+from viewcopy.exercise.part import Prediction
 from viewcopy.exercise.scoring import Score, judge_prediction, score_sheet
+from viewcopy.locking.flow import LockStatus
 
 HIDDEN = "hidden until the reveal"
 

@@ -1,66 +1,39 @@
-"""Reading a student's NEXT_PREDICTIONS: one verdict and one rule for each of this hand-in's ten
+"""The next ops as a part: NEXT_PREDICTIONS, one (verdict, rule) for each of this hand-in's ten
 next ops, keyed by the op's id (`"N07"`). The verdicts are `view`, `copy` or `error` (PyTorch
 refuses: a real outcome the rules must predict too); the rule is the one from the student's sheet
-that decides it."""
+that decides it.
+
+The ten are drawn from the hand-in's lock of the twenty once they are revealed; the draw depends
+on that lock's fingerprint, which cannot change after the reveal, so a student cannot re-roll it,
+and the grader draws the same ten from the hand-in.
+"""
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Iterable, Mapping
+from viewcopy.exercise.next_ops import NextOp, draw
+from viewcopy.exercise.part import Part
+from viewcopy.locking.file import LockError
+from viewcopy.locking.record import LockRecord
 
-from viewcopy.exercise.predictions import (
-    Prediction,
-    PredictionError,
-    normalize_verdict,
-    rule_problem,
+
+def hand_in_draw(record: LockRecord | None) -> tuple[NextOp, ...]:
+    """The ten next ops of the hand-in whose lock is `record`; LockError before the reveal."""
+    if record is None or not record.revealed_at:
+        raise LockError(
+            "The next ops are drawn from your lock of the twenty once they are revealed: run the "
+            "lock and reveal cells above first."
+        )
+    return draw(record.fingerprint)
+
+
+NEXT = Part(
+    key="next",
+    label="NEXT_PREDICTIONS",
+    noun="id",
+    lock_call="lock_next",
+    cell="next_predictions",
+    choices=("view", "copy", "error"),
+    with_rule=True,
+    example="'N07': ('view', 'the rule that decides it')",
+    keys=lambda record: [op.id for op in hand_in_draw(record)],
 )
-
-NAME = "NEXT_PREDICTIONS"
-NEXT_VERDICTS: tuple[str, ...] = ("view", "copy", "error")
-FORMAT_HINT = "write NEXT_PREDICTIONS = {'N07': ('view', 'the rule that decides it'), ...}"
-
-
-def parse_next_predictions(value: object, ids: Iterable[str]) -> dict[str, Prediction]:
-    """Validate NEXT_PREDICTIONS against this hand-in's ids, or raise one PredictionError naming
-    every problem (missing and unknown ids, verdicts outside the three, empty rules)."""
-    ids = list(ids)
-    if not isinstance(value, Mapping):
-        hint = f"must be a dict, got {type(value).__name__}; {FORMAT_HINT}"
-        raise PredictionError([(NAME, hint)], NAME)
-    problems: list[tuple[str, str]] = []
-    parsed: dict[str, Prediction] = {}
-    for key, entry in value.items():
-        if key not in ids:
-            close = difflib.get_close_matches(str(key), ids, n=1)
-            fix = f"did you mean {close[0]!r}?" if close else f"this draw's ids are {_ids(ids)}"
-            problems.append((f"id {key!r}", f"not one of your next ops; {fix}"))
-            continue
-        entry_problems = _entry_problems(key, entry)
-        problems.extend((f"id {key}", p) for p in entry_problems)
-        if not entry_problems:
-            parsed[key] = Prediction(normalize_verdict(entry[0]), entry[1].strip())
-    missing = [i for i in ids if i not in value]
-    if missing:
-        problems.append((f"ids {_ids(missing)}", "missing; every next op needs (verdict, rule)"))
-    if problems:
-        raise PredictionError(problems, NAME)
-    return {i: parsed[i] for i in ids}
-
-
-def _entry_problems(key: str, entry: object) -> list[str]:
-    if not isinstance(entry, tuple | list) or len(entry) != 2:
-        return [f"expected a pair (verdict, rule), got {entry!r}; write {key!r}: ('copy', 'rule')"]
-    verdict, rule = entry
-    problems = []
-    if not isinstance(verdict, str) or normalize_verdict(verdict) not in NEXT_VERDICTS:
-        choices = ", ".join(map(repr, NEXT_VERDICTS))
-        problems.append(f"verdict {verdict!r} is not one of {choices}")
-    if not isinstance(rule, str):
-        problems.append(f"the rule must be a string, got {type(rule).__name__} {rule!r}")
-    elif (problem := rule_problem(rule)) is not None:
-        problems.append(problem)
-    return problems
-
-
-def _ids(ids: Iterable[str]) -> str:
-    return ", ".join(map(str, ids))

@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from viewcopy.exercise.predictions import Prediction
+from viewcopy.exercise.part import Prediction
 
 if TYPE_CHECKING:  # the policy needs no torch; the truth it is applied to was measured elsewhere
     from viewcopy.exercise.measured import ItemTruth

@@ -14,7 +14,7 @@ import ast
 from dataclasses import dataclass
 from pathlib import Path
 
-from viewcopy.exercise.locking import is_master_folder
+from viewcopy.locking.file import is_master_folder
 
 NAME = "PREDICTIONS"
 COMPUTED = f"{NAME} must be written out: a computed sheet is 'I ran it'"

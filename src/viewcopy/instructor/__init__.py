@@ -1,2 +1,2 @@
 """The instructor's own: the master's solution (`master`, named by the master notebook: never part
-of the students' API) and the course's lock service (`lock_service`)."""
+of the students' API)."""

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.next_ops import measure_pool
-from viewcopy.exercise.production import copy_lines, forward_listing
+from viewcopy.exercise.production_model import copy_lines, forward_listing
 
 
 def measured_predictions(rule: str = "") -> dict[int, tuple[str, str]]:

@@ -24,21 +24,18 @@ from viewcopy.engine.expressions import parent_factory
 from viewcopy.engine.layout import Layout
 from viewcopy.engine.torch_range import below_floor
 from viewcopy.exercise import catalogue
-from viewcopy.exercise.locking import ServiceLock, lock_predictions, read_lock, verify_for_reveal
 from viewcopy.exercise.measured import measure_catalogue, measured_truth
-from viewcopy.exercise.next_lock import hand_in_draw, verify_next_for_reveal
-from viewcopy.exercise.next_lock import lock_next as lock_next_predictions
 from viewcopy.exercise.next_ops import measure_pool
-from viewcopy.exercise.next_predictions import NAME as NEXT_NAME
-from viewcopy.exercise.predictions import PredictionError
-from viewcopy.exercise.production import NAME as PRODUCTION_NAME
-from viewcopy.exercise.production import (
-    forward_listing,
-    profile_forward,
-    verify_production_for_profile,
-)
-from viewcopy.exercise.production import lock_production as lock_production_answers
+from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
+from viewcopy.exercise.part import Part, Prediction, PredictionError
+from viewcopy.exercise.predictions import TWENTY
+from viewcopy.exercise.production import PRODUCTION
+from viewcopy.exercise.production_model import forward_listing, profile_forward
 from viewcopy.exercise.written import unwritten_reason
+from viewcopy.locking import flow
+from viewcopy.locking.file import LockError, read_lock
+from viewcopy.locking.flow import LockStatus, ServiceLock
+from viewcopy.locking.record import TWENTY as TWENTY_KEY
 from viewcopy.notebook import checks as checks  # loaded by the setup cell, never in a graded one
 from viewcopy.notebook import colab
 from viewcopy.notebook.parts_table import parts_frame
@@ -123,9 +120,7 @@ def lock(predictions: object, *, directory=None) -> Spreadsheet:
     or LockError (also when the service refuses: a lock after the reveal). PREDICTIONS must be
     the dict its answer cell writes out: a computed sheet is refused (PredictionError).
     """
-    if (reason := unwritten_reason(predictions)) is not None:
-        raise PredictionError([("PREDICTIONS", reason)])
-    parsed, state = lock_predictions(predictions, directory, course_lock_service())
+    parsed, state = locked(TWENTY, predictions, directory)
     return Spreadsheet(parsed, state)
 
 
@@ -135,8 +130,33 @@ def reveal(predictions: object, *, directory=None, devices: tuple[str, ...] | No
     Refuses (LockError) unless PREDICTIONS are exactly what was locked; registers the reveal
     with the course's lock service, when there is one, before anything is shown.
     """
-    parsed, state = verify_for_reveal(predictions, directory, course_lock_service())
+    parsed, state = revealed(TWENTY, predictions, directory)
     return Spreadsheet(parsed, state, measured_truth(devices))
+
+
+def locked(part: Part, value: object, directory=None) -> tuple[dict, LockStatus]:
+    """The one path every part's lock cell takes: refuse a computed sheet, parse it for this
+    hand-in's keys (every bad entry named, nothing written), lock it."""
+    if (reason := unwritten_reason(value, part.label)) is not None:
+        raise PredictionError([(part.label, reason)], part.label)
+    parsed = _parsed(part, value, directory)
+    return parsed, flow.lock(part, parsed, directory, course_lock_service())
+
+
+def revealed(part: Part, value: object, directory=None) -> tuple[dict, LockStatus]:
+    """The one path every part's reveal cell takes: parse, and refuse unless it is the lock's."""
+    parsed = _parsed(part, value, directory)
+    return parsed, flow.reveal(part, parsed, directory, course_lock_service())
+
+
+def _parsed(part: Part, value: object, directory) -> dict[object, Prediction]:
+    record = read_lock(directory)
+    if part.key != TWENTY_KEY and (record is None or not record.revealed_at):
+        raise LockError(
+            f"Lock and reveal the twenty first: {part.label} comes after them (run the lock and "
+            "reveal cells above)."
+        )
+    return part.parse(value, part.keys(record))
 
 
 def next_ops() -> dict[str, tuple[str, str]]:
@@ -170,17 +190,15 @@ def lock_next(next_predictions: object, *, directory=None) -> NextSheet:
 
     Raises PredictionError (naming every bad id, writing nothing) or LockError.
     """
-    if (reason := unwritten_reason(next_predictions, NEXT_NAME)) is not None:
-        raise PredictionError([(NEXT_NAME, reason)], NEXT_NAME)
-    parsed, state = lock_next_predictions(next_predictions, directory, course_lock_service())
+    parsed, state = locked(NEXT, next_predictions, directory)
     return NextSheet(hand_in_draw(read_lock(directory)), parsed, state)
 
 
 def reveal_next(next_predictions: object, *, directory=None) -> NextSheet:
     """Measure this hand-in's ten and show the truth, the evidence and each miss's diagram;
     refuses (LockError) unless NEXT_PREDICTIONS are exactly what was locked."""
-    parsed, state, ops = verify_next_for_reveal(next_predictions, directory, course_lock_service())
-    measured = measure_pool()
+    parsed, state = revealed(NEXT, next_predictions, directory)
+    ops, measured = hand_in_draw(read_lock(directory)), measure_pool()
     return NextSheet(ops, parsed, state, {op.id: measured[op.id] for op in ops})
 
 
@@ -208,17 +226,13 @@ def show_production() -> None:
 
 def lock_production(production: object, *, directory=None) -> ProductionSheet:
     """Validate PRODUCTION and lock it, the profile hidden. PredictionError or LockError."""
-    if (reason := unwritten_reason(production, PRODUCTION_NAME)) is not None:
-        raise PredictionError([(PRODUCTION_NAME, reason)], PRODUCTION_NAME)
-    answers, state = lock_production_answers(production, directory, course_lock_service())
-    return ProductionSheet(answers, state)
+    return ProductionSheet(*locked(PRODUCTION, production, directory))
 
 
 def profile_production(production: object, *, directory=None, device: str = "cpu"):
     """Profile the forward and charge every copy kernel to its line: count, bytes, time, and the
     copies' share of the forward; refuses (LockError) unless PRODUCTION is what was locked."""
-    answers, state = verify_production_for_profile(production, directory, course_lock_service())
-    return ProductionSheet(answers, state, profile_forward(device))
+    return ProductionSheet(*revealed(PRODUCTION, production, directory), profile_forward(device))
 
 
 def course_lock_service() -> ServiceLock | None:

@@ -19,30 +19,17 @@ from viewcopy.course.records import Credit, encode
 from viewcopy.display.draw import Diagram
 from viewcopy.engine import storage
 from viewcopy.exercise import catalogue
-from viewcopy.exercise.locking import LockError, LockStatus, read_lock, status
 from viewcopy.exercise.measured import measured_truth
-from viewcopy.exercise.next_lock import PART as NEXT_PART
-from viewcopy.exercise.next_lock import answers as next_answers
-from viewcopy.exercise.next_lock import hand_in_draw
 from viewcopy.exercise.next_ops import measure_pool
-from viewcopy.exercise.next_predictions import NAME as NEXT_NAME
-from viewcopy.exercise.next_predictions import parse_next_predictions
-from viewcopy.exercise.part_lock import part_status
-from viewcopy.exercise.predictions import (
-    Prediction,
-    PredictionError,
-    parse_predictions,
-    rule_problem,
-)
-from viewcopy.exercise.production import NAME as PRODUCTION_NAME
-from viewcopy.exercise.production import PART as PRODUCTION_PART
-from viewcopy.exercise.production import (
-    copy_lines,
-    forward_listing,
-    parse_production,
-)
+from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
+from viewcopy.exercise.part import Key, Part, Prediction, PredictionError, rule_problem
+from viewcopy.exercise.predictions import TWENTY, parse_predictions
+from viewcopy.exercise.production import PRODUCTION
+from viewcopy.exercise.production_model import copy_lines, forward_listing
 from viewcopy.exercise.scoring import NEXT_PASS_MARK, POLICIES, judge_prediction, score_sheet
 from viewcopy.exercise.written import ComputedSheet, unwritten_reason
+from viewcopy.locking.file import LockError, read_lock
+from viewcopy.locking.flow import LockStatus, part_status
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
 from viewcopy.notebook.miss_lines import miss_line, total_line
 
@@ -72,40 +59,27 @@ ECHO_WIDTH = 92
 """Where a specificity cell wraps the answer it echoes (formgrader shows it without scrolling)."""
 
 
-LockJudge = Callable[[Mapping[int, Prediction]], LockStatus]
-"""Where parsed predictions stand against the lock the grader can prove."""
+LockJudge = Callable[[Part, Mapping[Key, Prediction]], LockStatus]
+"""Where a part's parsed answers stand against the lock the grader can prove."""
 
-PartJudge = Callable[[str, Mapping[str, list[str]], str], LockStatus]
-"""Where a later part's answers (`next`, `production`) stand against the lock the grader can
-prove: (part, stored answers, label) -> status."""
-
-_OUTSIDE: list[tuple[LockJudge, Path | None, PartJudge | None]] = []
+_OUTSIDE: list[tuple[LockJudge, Path | None]] = []
 
 
 @contextlib.contextmanager
-def judged_outside(
-    lock: LockJudge, folder: Path | None = None, part: PartJudge | None = None
-) -> Iterator[None]:
-    """Judge as the grader does, outside the kernel: `lock` decides where the predictions stand
+def judged_outside(lock: LockJudge, folder: Path | None = None) -> Iterator[None]:
+    """Judge as the grader does, outside the kernel: `lock` decides where a part's answers stand
     (the hand-in's lock, and the course's lock service when it has one), `folder` holds the
-    hand-in's lock file, `part` judges the later parts' locks; no diagrams are drawn."""
-    _OUTSIDE.append((lock, folder, part))
+    hand-in's lock file; no diagrams are drawn."""
+    _OUTSIDE.append((lock, folder))
     try:
         yield
     finally:
         _OUTSIDE.pop()
 
 
-def _part_status(part: str, stored: Mapping[str, list[str]], label: str, record) -> LockStatus:
-    """A later part's lock as the grader judges it, or (in the kernel) the lock file's."""
-    if _OUTSIDE and _OUTSIDE[-1][2] is not None:
-        return _OUTSIDE[-1][2](part, stored, label)
-    return part_status(part, stored, record, label)
-
-
 def local_lock(folder: Path) -> LockJudge:
     """The lock file in `folder` (a hand-in's copy) decides, as it does in the kernel."""
-    return lambda parsed: status(parsed, folder)
+    return lambda part, parsed: part_status(part, parsed, read_lock(folder))
 
 
 def _credit(points: float, earned: float, out_of: float) -> float:
@@ -125,6 +99,41 @@ def _judged(predictions: object):
     return parsed, table, {item: judge_prediction(p, table[item]) for item, p in parsed.items()}
 
 
+Assessment = tuple[list[str], list[str], float]
+"""What a part's check says of parsed answers: the headline lines, a line per miss, and how far
+toward full credit they are (0-1), whatever their lock."""
+
+
+def _part_credit(
+    part: Part,
+    value: object,
+    record: dict,
+    points: float,
+    assess: Callable[[dict[Key, Prediction]], Assessment],
+) -> Credit:
+    """Every part's check: nothing for a sheet not written out, the sheet parsed for this
+    hand-in, its lock judged, then the part's own assessment; credit only when locked before
+    looking. A twenty that does not parse fails the cell (validate names it); a later part that
+    cannot be read earns nothing and says why."""
+    if (reason := _not_written(value, part.label)) is not None:
+        print(f"{reason}\nCredit: 0/{points:g}")
+        return Credit(0.0, record)
+    lock_record = read_lock(_OUTSIDE[-1][1] if _OUTSIDE else None)
+    try:
+        parsed = part.parse(value, part.keys(lock_record))
+    except (LockError, PredictionError) as exc:
+        if part is TWENTY:
+            raise
+        print(f"{exc}\nCredit: 0/{points:g}")
+        return Credit(0.0, record)
+    lock = _OUTSIDE[-1][0](part, parsed) if _OUTSIDE else part_status(part, parsed, lock_record)
+    headline, misses, share = assess(parsed)
+    print("\n".join([*headline, lock.reason, *misses]))
+    credit = round(points * share, 4) if lock.state == "locked" else 0.0
+    print(f"Credit: {credit:g}/{points:g}")
+    return Credit(credit, record)
+
+
 def prediction_credit(predictions: object, *, points: float = 5) -> float:
     """Full credit at the course's line (16/20 right, or a balanced score of 80%) locked before
     looking, proportional below; none if changed, unlocked or not written out. States the base
@@ -133,31 +142,32 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
     Shows the static diagram of every missed item (it survives the feedback HTML).
     """
     record = {"check": "prediction_credit", "predictions": encode(predictions)}
-    if (reason := _not_written(predictions)) is not None:
-        print(f"{reason}\nCredit: 0/{points:g}")
-        return Credit(0.0, record)
-    parsed, table, judged = _judged(predictions)
-    lock = _OUTSIDE[-1][0](parsed) if _OUTSIDE else status(parsed)
-    missed = [item for item, (right, _) in judged.items() if not right]
-    score = score_sheet(parsed, table, lock.state, lock.reason)
-    print(
-        f"{score.correct}/{score.total} predictions right; balanced score {score.balanced:.2f}. "
-        f"{score.base.sentence()}.{score.warning()}"
-    )
-    print(f"Credited by {POLICIES[score.policy]}.")
-    print(lock.reason)
-    for item in missed:
-        print(
-            f"  item {item} {catalogue.op(item).expr}: you said {parsed[item].verdict!r}; "
-            f"{judged[item][1]}"
-        )
-        if explanation := table[item].explanation():
-            print(f"    in strides: {explanation}")
-    credit = round(points * score.share, 4) if score.counts else 0.0
-    print(f"Credit: {credit:g}/{points:g}")
+    table = measured_truth()
+    missed: list[int] = []
+
+    def assess(parsed: dict[int, Prediction]) -> Assessment:
+        judged = {item: judge_prediction(p, table[item]) for item, p in parsed.items()}
+        missed.extend(item for item, (right, _) in judged.items() if not right)
+        score = score_sheet(parsed, table)
+        headline = [
+            f"{score.correct}/{score.total} predictions right; balanced score "
+            f"{score.balanced:.2f}. {score.base.sentence()}.{score.warning()}",
+            f"Credited by {POLICIES[score.policy]}.",
+        ]
+        lines = []
+        for item in missed:
+            lines.append(
+                f"  item {item} {catalogue.op(item).expr}: you said {parsed[item].verdict!r}; "
+                f"{judged[item][1]}"
+            )
+            if explanation := table[item].explanation():
+                lines.append(f"    in strides: {explanation}")
+        return headline, lines, score.share
+
+    credit = _part_credit(TWENTY, predictions, record, points, assess)
     for item in missed if not _OUTSIDE else ():
         _display_html(Diagram(table[item].evidence[("x", "cpu")]).html())
-    return Credit(credit, record)
+    return credit
 
 
 def rules_after_credit(predictions: object, rules_after: object, *, points: float = 2) -> float:
@@ -199,59 +209,45 @@ def next_credit(next_predictions: object, *, points: float = 4) -> float:
     """Full credit at 8/10 of this hand-in's next ops right, locked before looking, proportional
     below; none if changed after their lock, never locked, or not written out."""
     record = {"check": "next_credit", "next_predictions": encode(next_predictions)}
-    if (reason := _not_written(next_predictions, NEXT_NAME)) is not None:
-        print(f"{reason}\nCredit: 0/{points:g}")
-        return Credit(0.0, record)
-    lock_record = read_lock(_OUTSIDE[-1][1] if _OUTSIDE else None)
-    try:
-        ops = hand_in_draw(lock_record)
-        parsed = parse_next_predictions(next_predictions, [op.id for op in ops])
-    except (LockError, PredictionError) as exc:
-        print(f"{exc}\nCredit: 0/{points:g}")
-        return Credit(0.0, record)
-    lock = _part_status(NEXT_PART, next_answers(parsed), NEXT_NAME, lock_record)
-    measured = measure_pool()
-    missed = [op for op in ops if parsed[op.id].verdict != measured[op.id].verdict]
-    right = len(ops) - len(missed)
-    print(f"{right}/{len(ops)} next ops right (full credit from {NEXT_PASS_MARK}/{len(ops)}).")
-    print(lock.reason)
-    for op in missed:
-        print(
+
+    def assess(parsed: dict[str, Prediction]) -> Assessment:
+        ops = hand_in_draw(read_lock(_OUTSIDE[-1][1] if _OUTSIDE else None))
+        measured = measure_pool()
+        missed = [op for op in ops if parsed[op.id].verdict != measured[op.id].verdict]
+        right = len(ops) - len(missed)
+        headline = (
+            f"{right}/{len(ops)} next ops right (full credit from {NEXT_PASS_MARK}/{len(ops)})."
+        )
+        lines = [
             f"  {op.id} {op.op} on {op.parent} ({op.family}): you said "
             f"{parsed[op.id].verdict!r}; measured {measured[op.id].verdict}"
-        )
-    share = min(right, NEXT_PASS_MARK) / NEXT_PASS_MARK
-    credit = round(points * share, 4) if lock.state == "locked" else 0.0
-    print(f"Credit: {credit:g}/{points:g}")
-    return Credit(credit, record)
+            for op in missed
+        ]
+        return [headline], lines, min(right, NEXT_PASS_MARK) / NEXT_PASS_MARK
+
+    return _part_credit(NEXT, next_predictions, record, points, assess)
 
 
 def production_credit(production: object, *, points: float = 2) -> float:
     """Credit in proportion to the forward's lines predicted right (copy or no copy), locked
     before the profile; none if changed after its lock, never locked, or not written out."""
     record = {"check": "production_credit", "production": encode(production)}
-    if (reason := _not_written(production, PRODUCTION_NAME)) is not None:
-        print(f"{reason}\nCredit: 0/{points:g}")
-        return Credit(0.0, record)
-    try:
-        answers = parse_production(production)
-    except PredictionError as exc:
-        print(f"{exc}\nCredit: 0/{points:g}")
-        return Credit(0.0, record)
-    lock_record = read_lock(_OUTSIDE[-1][1] if _OUTSIDE else None)
-    stored = {line: [verdict, ""] for line, verdict in answers.items()}
-    lock = _part_status(PRODUCTION_PART, stored, PRODUCTION_NAME, lock_record)
-    copying = copy_lines()
-    listing = forward_listing()
-    wrong = [(n, code) for n, code in listing if answers[str(n)] != _measured(n, copying)]
-    print(f"{len(listing) - len(wrong)}/{len(listing)} lines of the forward predicted right.")
-    print(lock.reason)
-    for n, code in wrong:
-        print(f"  line {n} {code}: you said {answers[str(n)]!r}; measured {_measured(n, copying)}")
-    share = (len(listing) - len(wrong)) / len(listing)
-    credit = round(points * share, 4) if lock.state == "locked" else 0.0
-    print(f"Credit: {credit:g}/{points:g}")
-    return Credit(credit, record)
+
+    def assess(parsed: dict[int, Prediction]) -> Assessment:
+        copying, listing = copy_lines(), forward_listing()
+        wrong = [(n, code) for n, code in listing if parsed[n].verdict != _measured(n, copying)]
+        lines = [
+            f"  line {n} {code}: you said {parsed[n].verdict!r}; measured {_measured(n, copying)}"
+            for n, code in wrong
+        ]
+        right = len(listing) - len(wrong)
+        return (
+            [f"{right}/{len(listing)} lines of the forward predicted right."],
+            lines,
+            right / len(listing),
+        )
+
+    return _part_credit(PRODUCTION, production, record, points, assess)
 
 
 def _measured(number: int, copying: frozenset[int]) -> str:

@@ -10,13 +10,13 @@ file is: the grader checks its fingerprint, and its receipts when the course run
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from nbgrader.preprocessors import NbGraderPreprocessor
 
 from viewcopy.course.handin import lock_in_outputs
-from viewcopy.exercise.locking import LOCK_FILE
+from viewcopy.locking.file import lock_file_text
+from viewcopy.locking.record import LOCK_FILE
 
 STASH = "viewcopy_handed_in_lock"
 """The notebook metadata key that carries the record from sanitizing to autograding."""
@@ -40,5 +40,5 @@ class PlaceHandedInLock(NbGraderPreprocessor):
         record = nb.metadata.pop(STASH, None)
         path = Path(resources["metadata"]["path"]) / LOCK_FILE
         if isinstance(record, dict) and not path.exists():
-            path.write_text(json.dumps(record, indent=2, ensure_ascii=False), encoding="utf-8")
+            path.write_text(lock_file_text(record), encoding="utf-8")
         return nb, resources

@@ -17,7 +17,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from viewcopy.course.records import KEY as RECORD_KEY
 from viewcopy.display.safe_html import clean, cleaned_if_changed, one_block, safe_markdown
-from viewcopy.exercise.locking import OUTPUT_KEY
+from viewcopy.locking.record import OUTPUT_KEY
 from viewcopy.plugins.feedback import WIDGET_VIEW
 
 KEPT = {"text/plain", "image/png", "image/jpeg", "image/gif", "application/json"}

@@ -24,11 +24,10 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
 from viewcopy.course import records
-from viewcopy.course.assignment import NEXT_PREDICTIONS_CELL, PRODUCTION_CELL
-from viewcopy.course.handin import written_sheet
-from viewcopy.course.lock_policy import LockPolicy, judge_lock, judge_part_lock
-from viewcopy.exercise.locking import LockStatus, read_lock
-from viewcopy.exercise.next_predictions import NAME as NEXT_NAME
+from viewcopy.course.handin import PARTS, written_sheet
+from viewcopy.locking.file import read_lock
+from viewcopy.locking.flow import LockStatus
+from viewcopy.locking.judge import LockPolicy, judge
 
 if TYPE_CHECKING:
     from viewcopy.notebook import checks
@@ -44,28 +43,15 @@ class TrustedCredit(NbGraderPreprocessor):
     """Replace each check cell's credit by the grader's own computation of it."""
 
     def preprocess(self, nb: NotebookNode, resources: dict):
-        # The recomputation (the checks, the production model) needs torch: imported when a
-        # notebook is graded, so a config naming this plug-in loads without it (viewcopy five).
-        from viewcopy.exercise.production import NAME as PRODUCTION_NAME
-
         info = resources["nbgrader"]
         folder = Path(resources["metadata"]["path"])
         policy = LockPolicy.from_config(self.config)
-        # PREDICTIONS and NEXT_PREDICTIONS as their answer cells write them, never as computed
-        sheets = {
-            "predictions": written_sheet(nb),
-            "next_predictions": written_sheet(nb, NEXT_PREDICTIONS_CELL, NEXT_NAME),
-            "production": written_sheet(nb, PRODUCTION_CELL, PRODUCTION_NAME),
-        }
+        # every part's sheet as its answer cell writes it, never as computed
+        sheets = {part.label.lower(): written_sheet(nb, part) for part in PARTS}
 
-        def lock(parsed) -> LockStatus:
+        def lock(part, parsed) -> LockStatus:
             record = read_lock(folder)
-            return judge_lock(policy, parsed, record, info["student"], info["assignment"])
-
-        def part(name: str, stored, label: str) -> LockStatus:
-            record = read_lock(folder)
-            student, assignment = info["student"], info["assignment"]
-            return judge_part_lock(policy, name, stored, record, student, assignment, label)
+            return judge(policy, part, parsed, record, info["student"], info["assignment"])
 
         with Gradebook(info["db_url"]) as gradebook:
             for cell in nb.cells:
@@ -76,7 +62,7 @@ class TrustedCredit(NbGraderPreprocessor):
                 ).source
                 if (call := check_call(source)) is not None:
                     points = float(cell.metadata.nbgrader["points"])
-                    rejudge(cell, source, call, points, lock, sheets, folder, part)
+                    rejudge(cell, source, call, points, lock, sheets, folder)
         return nb, resources
 
 
@@ -101,7 +87,6 @@ def rejudge(
     lock: checks.LockJudge,
     sheets: dict,
     folder: Path | None = None,
-    part: checks.PartJudge | None = None,
 ) -> None:
     """Put the grader's credit (and, when it differs, a note) in place of the cell's own."""
     check = ast.unparse(call.func).rsplit(".", 1)[1]
@@ -119,9 +104,7 @@ def rejudge(
         note = "This check's record is too large to be one this lab wrote: no credit."
     else:
         try:
-            credit, reasons = recompute(
-                check, record, source, call, points, lock, sheets, folder, part
-            )
+            credit, reasons = recompute(check, record, source, call, points, lock, sheets, folder)
         except Exception as exc:  # a record the check refuses earns nothing, and says why
             note = f"The grader could not judge this cell's record ({type(exc).__name__}: {exc})."
         if not note and claimed != credit:
@@ -165,7 +148,6 @@ def recompute(
     lock: checks.LockJudge,
     sheets: dict,
     folder: Path | None = None,
-    part: checks.PartJudge | None = None,
 ) -> tuple[float, str]:
     """The check's own function, on the recorded inputs, in this process: its credit, and what it
     printed (the reasons, as the grader sees them). PREDICTIONS and NEXT_PREDICTIONS are
@@ -177,7 +159,7 @@ def recompute(
     data = {k: records.decode(v) for k, v in record.items() if k in ("rules_after", "answer")}
     data.update({k: sheet for k, sheet in sheets.items() if k in record})
     said = io.StringIO()
-    with contextlib.redirect_stdout(said), checks.judged_outside(lock, folder, part):
+    with contextlib.redirect_stdout(said), checks.judged_outside(lock, folder):
         if check == "classify_credit":
             answers = checks.Answers.from_record(record)
             credit = checks.classify_credit(answers, master_cases(source, call), points=points)

@@ -37,13 +37,14 @@ from viewcopy.course.handin import (
     HandIn,
     read_handin,
 )
-from viewcopy.course.lock_policy import LockPolicy
 from viewcopy.engine.devices import available_devices
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import ItemTruth, measured_truth
 from viewcopy.exercise.next_ops import measure_pool
+from viewcopy.exercise.next_predictions import NEXT
 from viewcopy.exercise.predictions import VERDICT_CHOICES
-from viewcopy.exercise.production import copy_lines, forward_listing
+from viewcopy.exercise.production import PRODUCTION
+from viewcopy.exercise.production_model import copy_lines, forward_listing
 from viewcopy.exercise.scoring import (
     CARD,
     PASS_MARK,
@@ -54,6 +55,7 @@ from viewcopy.exercise.scoring import (
     score_sheet,
 )
 from viewcopy.grading.record import FAILED, INTERRUPTED, read_record, record_path
+from viewcopy.locking.judge import LockPolicy
 from viewcopy.notebook.miss_lines import Miss, parse_misses
 
 REFUSED = "tried to lock after the reveal"
@@ -272,10 +274,10 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
 
 def _thought_free(handins: list[HandIn]):
     """Per copying line of the production forward, the students who predicted it free."""
-    sheets = {h.student: h.production for h in handins}
+    sheets = {h.student: h.later.get(PRODUCTION.key) for h in handins}
     copying = copy_lines()
     return tuple(
-        (n, code, tuple(s for s, sheet in sheets.items() if sheet and sheet[str(n)] == "no copy"))
+        (n, code, tuple(s for s, sheet in sheets.items() if sheet and sheet[n].verdict != "copy"))
         for n, code in forward_listing()
         if n in copying
     )
@@ -329,7 +331,7 @@ def _student_line(
 
 def _next_part(handin: HandIn, table: Mapping[int, ItemTruth]) -> dict:
     """The StudentLine fields of the next ops: right, and per family twenty against next."""
-    ops, written = handin.next_ops, handin.next_written
+    ops, written = handin.next_ops, handin.later.get(NEXT.key)
     if written is None or handin.submitted is None:
         return {}
     measured = measure_pool()

@@ -1,6 +1,7 @@
 """Receipts the course lock service signs, and student tokens, checked offline with its HMAC key.
 
-A receipt is a JSON payload plus an HMAC-SHA256 `signature` over its canonical form. Whoever holds
+A receipt is a JSON payload plus an HMAC-SHA256 `signature` over its canonical form
+(`locking.canonical`). Whoever holds
 the service's key (the service and the grader, never a notebook) can verify it without the service.
 """
 
@@ -8,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
+
+from viewcopy.locking.canonical import canonical, signed_forms
 
 SIGNATURE = "signature"
 
@@ -20,11 +22,6 @@ class ForgedReceipt(ValueError):
 def hmac_sha256_hex(key: bytes, message: bytes) -> str:
     """The hex HMAC-SHA256 of `message` under `key`."""
     return hmac.new(key, message, hashlib.sha256).hexdigest()
-
-
-def canonical(payload: dict) -> bytes:
-    """The bytes a signature covers: sorted keys, no spaces, UTF-8."""
-    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 def sign(key: bytes, payload: dict) -> dict:
@@ -40,7 +37,9 @@ def verify(key: bytes, receipt: object) -> dict:
     if not isinstance(signature, str):
         raise ForgedReceipt("the receipt has no signature: it was not issued by the lock service")
     payload = {k: v for k, v in receipt.items() if k != SIGNATURE}
-    if not hmac.compare_digest(signature, hmac_sha256_hex(key, canonical(payload))):
+    if not any(
+        hmac.compare_digest(signature, hmac_sha256_hex(key, form)) for form in signed_forms(payload)
+    ):
         raise ForgedReceipt(
             "the receipt's signature does not match: it was edited, or signed by another service"
         )

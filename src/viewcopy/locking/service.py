@@ -27,7 +27,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
-from viewcopy.course.lock_store import (
+from viewcopy.locking.receipts import sign, student_token, token_student
+from viewcopy.locking.store import (
     StudentLocks,
     init_data,
     load_key,
@@ -35,7 +36,6 @@ from viewcopy.course.lock_store import (
     service_id,
     student_locks,
 )
-from viewcopy.exercise.receipts import sign, student_token, token_student
 
 SERVICE = "viewcopy-lock"
 FINGERPRINT = re.compile(r"[0-9a-f]{64}")

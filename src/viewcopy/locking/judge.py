@@ -16,13 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from viewcopy.course.assignment import course_config
-from viewcopy.course.lock_store import load_key, student_locks
-from viewcopy.exercise.locking import LockRecord, LockStatus, compare
-from viewcopy.exercise.part_lock import fingerprint as part_fingerprint
-from viewcopy.exercise.part_lock import part_status
-from viewcopy.exercise.predictions import Prediction, fingerprint
-from viewcopy.exercise.receipts import ForgedReceipt, verify
+from viewcopy.locking.canonical import matches
+from viewcopy.locking.flow import LockStatus, part_status
+from viewcopy.locking.receipts import ForgedReceipt, verify
+from viewcopy.locking.record import Answer, LockRecord, PartName, stored
+from viewcopy.locking.store import load_key, student_locks
 
 VERIFIED, NOT_VERIFIED, FORGED = "verified", "not verified", "forged receipt"
 
@@ -45,56 +43,31 @@ class LockPolicy:
             bool(section.get("unverified_locks_earn_credit", True)),
         )
 
-    @classmethod
-    def of_course(cls, course: Path) -> LockPolicy:
-        """The settings in a course folder's nbgrader_config.py (defaults when it has none)."""
-        return cls.from_config(course_config(course))
 
-
-def judge_lock(
+def judge(
     policy: LockPolicy,
-    parsed: Mapping[int, Prediction],
+    part: PartName,
+    answers: Mapping[object, Answer],
     record: LockRecord | None,
     student: str,
     assignment: str,
 ) -> LockStatus:
-    """Where the hand-in's predictions stand against the lock the course can prove."""
-    local = compare(parsed, record)
+    """Where a hand-in's answers to a part stand against the lock the course can prove: its
+    lock in the hand-in's record, and the service's record of the part, when there is one."""
+    local = part_status(part, answers, record)
     if policy.service_data is None:
         return local
-    served = student_locks(policy.service_data, student, assignment)
+    name = part.service_name(assignment)
+    served = student_locks(policy.service_data, student, name)
+    held = record.part(part.key) if record else None
     if served is not None and served.locked_before_reveal is not None:
         locked_fingerprint = served.locked_before_reveal[0]
-        same = fingerprint(parsed) == locked_fingerprint
-        changed = local.changed_items if _is(record, locked_fingerprint) else ()
-        return _served(same, served, record, "predictions", changed)
-    receipts = record.receipts if record else []
-    locked = record.fingerprint if record else None
-    return _unserved(policy, local, receipts, locked, student, assignment, record)
-
-
-def judge_part_lock(
-    policy: LockPolicy,
-    part: str,
-    answers: Mapping[str, list[str]],
-    record: LockRecord | None,
-    student: str,
-    assignment: str,
-    label: str,
-) -> LockStatus:
-    """The same judgment for a later part's lock (`next`, `production`): its own record in the
-    lock file, and the service's record of `<assignment>/<part>`."""
-    local = part_status(part, answers, record, label)
-    if policy.service_data is None:
-        return local
-    name = f"{assignment}/{part}"
-    served = student_locks(policy.service_data, student, name)
-    if served is not None and served.locked_before_reveal is not None:
-        same = part_fingerprint(answers) == served.locked_before_reveal[0]
-        return _served(same, served, record, label, local.changed_items)
-    locked = getattr(record, part, None) or {}
-    receipts, fingerprint_locked = locked.get("receipts", []), locked.get("fingerprint")
-    return _unserved(policy, local, receipts, fingerprint_locked, student, name, record)
+        same = matches(stored(answers), locked_fingerprint)
+        changed = local.changed_items if held and held.fingerprint == locked_fingerprint else ()
+        return _served(same, served, record, part.label, changed)
+    receipts = held.receipts if held else []
+    locked = held.fingerprint if held else None
+    return _unserved(policy, local, receipts, locked, student, name, record)
 
 
 def _served(same: bool, served, record, what: str, changed: tuple) -> LockStatus:
@@ -139,10 +112,6 @@ def _unserved(policy, local, receipts, locked, student, name, record) -> LockSta
         local, state="unverified", reason=f"{note}, and this course gives such locks no credit.",
         trust=NOT_VERIFIED,
     )  # fmt: skip
-
-
-def _is(record: LockRecord | None, locked_fingerprint: str) -> bool:
-    return record is not None and record.fingerprint == locked_fingerprint
 
 
 def _verified_lock(key: bytes, receipts, locked: str | None, student: str, name: str):

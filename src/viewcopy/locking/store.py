@@ -81,7 +81,7 @@ def missing(data_dir: Path, name: str) -> FileNotFoundError:
     """The error for a data folder that lacks `name`, saying how to create it."""
     return FileNotFoundError(
         f"{Path(data_dir) / name} is missing: {data_dir} is not a lock service data folder yet; "
-        "run the lock service once with this folder (or call viewcopy.course.lock_store.init_data)"
+        "run the lock service once with this folder (or call viewcopy.locking.store.init_data)"
     )
 
 
