@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from viewcopy.display.cost_figure import cost_figure
+from viewcopy.display.cost_figure import cost_figure, cost_table
 from viewcopy.engine import cost
 from viewcopy.engine.cost import measure_costs
 from viewcopy.engine.devices import DeviceUnavailable
@@ -56,8 +56,12 @@ def test_times_bandwidths_and_the_floor(report):
 
 
 def test_the_table_has_one_line_per_row(report):
-    table = report.table()
+    table = cost_table(report)
     assert list(table["code"]) == [r.code for r in report.rows]
+    for (_, shown), measured in zip(table.iterrows(), report.rows, strict=True):
+        assert shown["kept"].endswith("B") and shown["median time"].endswith("s")  # not 0.000002
+        moved = shown["moved"]
+        assert moved == "—" if measured.bandwidth_gbs == 0 else moved.endswith("GB/s")
     assert report.shape == SHAPE and report.scaled_from is None
 
 

@@ -1,29 +1,72 @@
-"""A model in production: which lines of its forward dispatch a copy kernel (as the profiler
-shows them, charged to their lines), checked against torch's profiler run on each line alone;
-PRODUCTION parsed, locked, profiled and credited like the other locked parts."""
+"""A model in production: which lines of its forward ask for a layout copy (checked against the
+storage witness on each line) and which copy only inside a compute kernel (the rest of what
+torch's profiler shows on each line alone); the copies' share of the forward they ran in;
+PRODUCTION parsed, locked, profiled and credited like the other locked parts, and a student who
+applies the lab's rules earning it all."""
 
 from __future__ import annotations
 
 import pytest
 import torch
-from support.oracles import production_oracle
+from support.oracles import layout_oracle, production_oracle
 
 import viewcopy
 from viewcopy import notebook as lab
+from viewcopy.demo.synthetic import production_by_rules
+from viewcopy.engine.devices import available_devices
 from viewcopy.exercise.part import PredictionError
-from viewcopy.exercise.production_model import copy_lines, forward_listing, profile_forward
+from viewcopy.exercise.production_model import (
+    copy_lines,
+    forward_listing,
+    internal_copy_lines,
+    profile_forward,
+)
 from viewcopy.instructor.master import measured_production
 from viewcopy.locking.file import LockError
 from viewcopy.notebook import checks
 
 
-def test_the_lines_that_copy_are_what_the_profiler_shows_for_each_line_alone():
-    assert copy_lines() == production_oracle()
+def test_the_layout_copies_are_the_storage_witness_s_and_the_rest_copies_nobody_wrote():
+    assert copy_lines() == layout_oracle()
     assert copy_lines() and set(copy_lines()) < {n for n, _ in forward_listing()}
+    assert copy_lines() | internal_copy_lines() == production_oracle()
+
+
+@pytest.mark.parametrize("device", available_devices())
+def test_the_copies_are_a_share_of_the_runs_they_ran_in_never_above_all(device):
+    profile = profile_forward(device, runs=3)
+    assert 0 < profile.copy_s <= profile.forward_s and 0 < profile.share <= 1
+    assert profile.floor_gbs > 0 and set(profile.lines) == copy_lines(device)
+    layout = next(iter(profile.lines.values()))
+    assert profile.bandwidth_gbs(layout) == pytest.approx(2 * layout.bytes / layout.seconds / 1e9)
+
+
+def test_a_student_who_applies_the_lab_s_rules_earns_all_of_it(revealed):
+    answers = production_by_rules()
+    assert {n for n, verdict in answers.items() if verdict == "copy"} == layout_oracle()
+    viewcopy.lock_production(answers)
+    assert checks.production_credit(answers, points=2) == 2
+    shown = lab.profile_production(answers)
+    assert f"{len(answers)}/{len(answers)} lines predicted correctly" in shown.headline()
+    frame = shown.frame
+    for line in internal_copy_lines():
+        assert frame.loc[line, "copies nobody wrote"] != "—"
+    for line in internal_copy_lines() - copy_lines():
+        assert frame.loc[line, "correct"] == "not graded"
+    assert "0.000000" not in shown._repr_html_() and "µs" in shown.headline()
+
+
+def test_a_line_that_copies_only_inside_a_kernel_is_not_graded_either_answer_stands(revealed):
+    every_copy = {
+        n: "copy" if n in production_oracle() else "no copy" for n, _ in forward_listing()
+    }
+    assert every_copy != production_by_rules()  # the key of 70cf16b: every line the profiler shows
+    viewcopy.lock_production(every_copy)
+    assert checks.production_credit(every_copy, points=2) == 2
 
 
 def test_each_copy_s_bytes_are_elements_times_item_size():
-    profile = profile_forward(repeats=1)
+    profile = profile_forward(runs=1)
     listing = dict(forward_listing())
     contiguous = next(n for n, code in listing.items() if "contiguous()" in code)
     from viewcopy.exercise.production_model import build
@@ -50,7 +93,7 @@ def test_production_is_locked_then_profiled_and_credited(revealed, capsys):
 def test_all_no_copy_earns_the_share_of_free_lines_and_an_edit_after_the_lock_nothing(revealed):
     free = {n: "no copy" for n, _ in forward_listing()}
     viewcopy.lock_production(free)
-    expected = round(2 * (len(free) - len(production_oracle())) / len(free), 4)
+    expected = round(2 * (len(free) - len(layout_oracle())) / len(free), 4)
     assert checks.production_credit(free, points=2) == expected
     edited = {**free, 1: "copy"}
     assert checks.production_credit(edited, points=2) == 0
@@ -73,5 +116,5 @@ def test_bad_production_names_every_problem_and_it_comes_after_the_twenty(reveal
 
 
 def test_profiling_the_forward_writes_nothing_to_stderr(capfd):
-    profile_forward(repeats=1)
+    profile_forward(runs=1)
     assert capfd.readouterr().err == ""  # a graded cell that writes to stderr scores 0

@@ -122,7 +122,7 @@ def test_the_profilers_lines_never_reach_stderr_and_the_scripts_own_do(
     assert main(["copies", str(path)]) == 2
     own, error = capfd.readouterr().err.splitlines()
     assert own == "own" and error.startswith("viewcopy copies: error:") and "line 4" in error
-    for graded in (lambda: profile_forward(repeats=1), lambda: measure("x.t()", "torch.ones(2)")):
+    for graded in (lambda: profile_forward(runs=1), lambda: measure("x.t()", "torch.ones(2)")):
         before = len(noisy_profiler)
         graded()
         assert capfd.readouterr().err == ""  # graded cells stay silent
@@ -140,9 +140,7 @@ def test_on_a_cuda_build_without_a_gpu_errors_are_one_line_and_graded_cells_sile
     )
     assert done.returncode == 2 and done.stderr.splitlines()[0] == "own"
     assert len(done.stderr.splitlines()) == 2, done.stderr
-    cell = (
-        "from viewcopy.exercise.production_model import profile_forward; profile_forward(repeats=1)"
-    )
+    cell = "from viewcopy.exercise.production_model import profile_forward; profile_forward(runs=1)"
     done = subprocess.run([sys.executable, "-c", cell], capture_output=True, text=True)
     assert (done.returncode, done.stderr) == (0, "")
 

@@ -147,8 +147,9 @@ def released_with(student: Student, cell: str) -> bool:
 
 
 def production_oracle() -> set[int]:
-    """The forward's lines that copy, by running each line alone under torch's own profiler (no
-    stacks, no dispatch mode: a path independent of viewcopy's tracer)."""
+    """The forward's lines that dispatch any copy kernel, layout or kernel-internal, by running
+    each line alone under torch's own profiler (no stacks, no dispatch mode: a path independent
+    of viewcopy's tracer)."""
     from torch.autograd.profiler import profile
 
     from viewcopy.engine.profiling import COPY_KERNELS
@@ -167,6 +168,55 @@ def production_oracle() -> set[int]:
     return copying
 
 
+LAYOUT_CALLS = ("contiguous", "reshape", "flatten", "view", "to")
+
+
+def layout_oracle() -> set[int]:
+    """The forward's lines that ask for a layout copy, by the storage witness alone (no
+    profiler): a `.contiguous()`, `.reshape()`, `.flatten()`, `.view()` or `.to()` whose result
+    does not share its receiver's storage, or a `@` with an operand that cannot be viewed as a
+    batch of matrices (its reshape to three dimensions does not share its storage)."""
+    from viewcopy.exercise.production_model import build, forward_listing
+
+    model, images = build("cpu")
+    scope = {"self": model, "images": images, "torch": torch}
+
+    def value(node: ast.expr):
+        return eval(
+            compile(ast.Expression(ast.fix_missing_locations(node)), "<line>", "eval"), scope
+        )
+
+    def called_on(receiver: torch.Tensor, call: ast.Call):
+        """The call applied to this very receiver (evaluating it again would make another)."""
+        scope["_receiver"] = receiver
+        func = ast.Attribute(ast.Name("_receiver", ast.Load()), call.func.attr, ast.Load())
+        return value(ast.Call(func, call.args, call.keywords))
+
+    def shares(a: torch.Tensor, b: torch.Tensor) -> bool:
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+
+    copying = set()
+    with torch.no_grad():
+        for number, code in forward_listing():
+            statement = code.replace("return ", "_ = ", 1)
+            for node in ast.walk(ast.parse(statement)):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in LAYOUT_CALLS
+                    and isinstance(receiver := value(node.func.value), torch.Tensor)
+                    and not shares(receiver, called_on(receiver, node))
+                ):
+                    copying.add(number)
+                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+                    for operand in (value(node.left), value(node.right)):
+                        batch = operand.reshape(-1, *operand.shape[-2:])
+                        if operand.dim() > 2 and not shares(operand, batch):
+                            copying.add(number)
+            exec(statement, scope)
+    return copying
+
+
 def expected_production_credit(student: Student, points: float = 2) -> float:
     """score_production for a profile: its PRODUCTION against the oracle, if it ran (locked)."""
     source = student.cells.get("production_predictions")
@@ -175,8 +225,11 @@ def expected_production_credit(student: Student, points: float = 2) -> float:
     if not released_with(student, "production_predictions"):
         return 0.0
     sheet = ast.literal_eval(source.split("=", 1)[1])
-    copying = production_oracle()
-    right = sum((verdict == "copy") == (line in copying) for line, verdict in sheet.items())
+    copying, ungraded = layout_oracle(), production_oracle() - layout_oracle()
+    right = sum(
+        line in ungraded or (verdict == "copy") == (line in copying)
+        for line, verdict in sheet.items()
+    )
     return round(points * right / len(sheet), 4)
 
 

@@ -8,6 +8,7 @@ runs the notebook top to bottom as a student would (which writes the lock), and 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -49,7 +50,6 @@ from viewcopy.grading.grade import pool_size
 from viewcopy.instructor.master import (
     measured_next_predictions,
     measured_predictions,
-    measured_production,
 )
 from viewcopy.locking.file import read_lock
 from viewcopy.plugins.sandbox import THREADS
@@ -154,18 +154,28 @@ def rules_after(items: tuple[int, ...]) -> str:
     return "RULES_AFTER = {\n" + body + "}\n"
 
 
-def production_source(how: str) -> str:
-    """PRODUCTION as a student writes it: `measured` (right by the dispatcher) or `visible`
-    (only the copies one can see: `.contiguous()` and a `reshape` after a `transpose`)."""
-    if how == "measured":
-        sheet = measured_production()
-    else:
-        sheet = {
-            n: "copy" if "contiguous" in code or ("transpose" in code and "reshape" in code)
-            else "no copy"
-            for n, code in forward_listing()
-        }  # fmt: skip
-    return sheet_source(PRODUCTION, sheet)
+def production_by_rules() -> dict[int, str]:
+    """Which lines of the forward ask for a layout copy, by the lab's rules alone: a permute or a
+    transpose is a view (its result is a permuted tensor); `.contiguous()` of a permuted tensor,
+    and a `reshape` of a transposed one, must copy; a matmul packs an operand that is a permuted
+    view; a Linear's output and a `.view` of it are new memory computed, not copies."""
+    permuted: set[str] = set()
+    sheet = {}
+    for number, code in forward_listing():
+        target, _, value = code.rpartition(" = ")
+        names = set(re.findall(r"[A-Za-z_]\w*", value))
+        copies = (
+            (".contiguous()" in value and bool(names & permuted))
+            or (".transpose(" in value and ".reshape(" in value)
+            or ("@" in value and bool(names & permuted))
+        )
+        sheet[number] = "copy" if copies else "no copy"
+        targets = {t.strip() for t in target.split(",") if t.strip()}
+        if not copies and (".permute(" in value or ".transpose(" in value):
+            permuted |= targets
+        else:
+            permuted -= targets
+    return sheet
 
 
 def synthetic_class(repo: Path) -> list[Student]:
@@ -174,13 +184,13 @@ def synthetic_class(repo: Path) -> list[Student]:
     right = measured_predictions()
     table = measured_truth()
 
-    def filled(wrong=(), rules=(), classifier="storage", voice=SPECIFIC, production="measured"):
+    def filled(wrong=(), rules=(), classifier="storage", voice=SPECIFIC):
         return {
             "predictions": predictions_source(wrong_on(wrong, right, table)),
             "rules_after": rules_after(rules),
             **answers(voice),
             "classify": classify_source(classifier, repo),
-            "production_predictions": production_source(production),
+            "production_predictions": sheet_source(PRODUCTION, production_by_rules()),
         }
 
     typical_wrong, fifteen_wrong = (8, 14, 16), (3, 8, 12, 16, 20)

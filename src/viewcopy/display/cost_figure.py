@@ -1,13 +1,16 @@
-"""What a copy costs, drawn: each row's bandwidth against the floor, and the bytes each kept.
+"""What a copy costs, shown: a table in units a person reads, and a figure of each row's
+bandwidth against the floor and the bytes each kept.
 
-A matplotlib Figure (no pyplot, no GUI backend): a notebook shows it as a static PNG, which
-survives nbgrader's feedback HTML.
+The figure is a matplotlib Figure (no pyplot, no GUI backend): a notebook shows it as a static
+PNG, which survives nbgrader's feedback HTML.
 """
 
 from __future__ import annotations
 
+import pandas as pd
 from matplotlib.figure import Figure
 
+from viewcopy.display import units
 from viewcopy.engine.cost import CostReport
 
 FLOOR_COLOR = "#c44e52"
@@ -19,6 +22,25 @@ def _title(report: CostReport) -> str:
     if report.scaled_from:
         shape += f" (scaled down from {'x'.join(map(str, report.scaled_from))})"
     return f"What a copy costs on {report.device}: float32 activation {shape}"
+
+
+def cost_table(report: CostReport) -> pd.DataFrame:
+    """One line per row, in the order measured: what it kept, its copy kernels, its median time,
+    the bytes it moved per second and that against the floor ("—" where it moved nothing)."""
+    return pd.DataFrame(
+        [
+            {
+                "call": row.name,
+                "code": row.code,
+                "kept": units.size(row.bytes_allocated),
+                "copy kernels": units.kernels(row.copy_kernels),
+                "median time": units.seconds(row.median_s),
+                "moved": units.rate(row.bandwidth_gbs) if row.bandwidth_gbs else units.NONE,
+                "of floor": units.share(row.of_floor) if row.bandwidth_gbs else units.NONE,
+            }
+            for row in report.rows
+        ]
+    ).set_index("call")
 
 
 def cost_figure(report: CostReport) -> Figure:

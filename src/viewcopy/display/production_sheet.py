@@ -1,17 +1,29 @@
 """The production model's sheet: each line of its forward, the student's prediction and, once
-profiled, what it dispatched: copy kernels, bytes, time, and the copies' share of the forward."""
+profiled, what it dispatched. Layout copies (what PRODUCTION predicts) with their kernels, bytes,
+time and bandwidth against the copy floor; kernel-internal copies beside them, labelled as copies
+nobody wrote and not graded; and the copies' share of the forward they ran in."""
 
 from __future__ import annotations
 
+import html
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
 
+from viewcopy.display import units
 from viewcopy.display.part_sheet import PartSheet
+from viewcopy.engine.copy_trace import LineCopies
 from viewcopy.exercise.part import Prediction
 from viewcopy.exercise.production_model import ProductionProfile, forward_listing
 from viewcopy.locking.flow import LockStatus
+
+NOBODY_WROTE = (
+    "Copies nobody wrote: a compute kernel initialising its own output (CPU addmm copies a "
+    "Linear's bias into its output before the matmul; a Python number becomes a tensor for mul, "
+    "a mean divides through one). They cost time too, but no line asks for them, so PRODUCTION "
+    "does not ask for them: their lines are not graded, either answer stands."
+)
 
 
 @dataclass(frozen=True, repr=False)
@@ -30,28 +42,54 @@ class ProductionSheet(PartSheet):
             if self.profile is not None:
                 copies = self.profile.lines.get(number)
                 row["measured"] = self.profile.verdict(number)
-                row["correct"] = "yes" if row["measured"] == row["prediction"] else "no"
-                row["kernels"] = ", ".join(copies.kernels) if copies else ""
-                row["count"] = copies.count if copies else 0
-                row["bytes"] = copies.bytes if copies else 0
-                row["time_us"] = round(copies.seconds * 1e6, 1) if copies else 0.0
+                row["correct"] = (
+                    "not graded"
+                    if number in self.profile.internal and number not in self.profile.lines
+                    else "yes"
+                    if row["measured"] == row["prediction"]
+                    else "no"
+                )
+                row["layout copies"] = self._copies(copies)
+                row["bandwidth (of floor)"] = self._bandwidth(copies)
+                row["copies nobody wrote"] = self._copies(self.profile.internal.get(number))
             rows.append(row)
         return pd.DataFrame(rows).set_index("line")
+
+    def _copies(self, copies: LineCopies | None) -> str:
+        if copies is None:
+            return units.NONE
+        count = f"{copies.count} × " if copies.count > 1 else ""
+        return (
+            f"{count}{units.kernels(copies.kernels)}: {units.size(copies.bytes)}, "
+            f"{units.seconds(copies.seconds)}"
+        )
+
+    def _bandwidth(self, copies: LineCopies | None) -> str:
+        if copies is None:
+            return units.NONE
+        gbs = self.profile.bandwidth_gbs(copies)
+        return f"{units.rate(gbs)} ({units.share(gbs / self.profile.floor_gbs)})"
 
     def headline(self) -> str:
         if self.profile is None:
             return f"PRODUCTION locked; the profile is hidden. {self.lock.reason}"
-        frame = self.frame
-        right, share = (
-            (frame["correct"] == "yes").sum(),
-            self.profile.copy_s / self.profile.forward_s,
-        )
+        frame, profile = self.frame, self.profile
+        right = (frame["correct"] != "no").sum()  # a line that is not graded stands
+        layout = sum(row.count for row in profile.lines.values())
+        internal = sum(row.count for row in profile.internal.values())
+        moved = sum(row.bytes for row in [*profile.lines.values(), *profile.internal.values()])
         return (
-            f"{right}/{len(frame)} lines predicted correctly. Copies: "
-            f"{int(frame['count'].sum())} kernels, {int(frame['bytes'].sum())} bytes, "
-            f"{self.profile.copy_s * 1e6:.0f} µs of a {self.profile.forward_s * 1e6:.0f} µs "
-            f"forward ({share:.0%}) on {self.profile.device}. {self.lock.reason}"
+            f"{right}/{len(frame)} lines predicted correctly. Copies: {layout + internal} "
+            f"kernels ({layout} layout, {internal} nobody wrote), {units.size(moved)}, "
+            f"{units.seconds(profile.copy_s)} of a {units.seconds(profile.forward_s)} forward "
+            f"({units.share(profile.share)}) on {profile.device}: medians of {profile.runs} "
+            f"warm profiled runs, the copies timed in the runs they are a share of; bandwidth "
+            f"is read plus write against this machine's copy floor, "
+            f"{units.rate(profile.floor_gbs)}. {self.lock.reason}"
         )
+
+    def below(self) -> str:
+        return f"<p>{html.escape(NOBODY_WROTE)}</p>" if self.revealed else ""
 
     @property
     def revealed(self) -> bool:

@@ -19,7 +19,8 @@ CELL = "text-align: left; vertical-align: top"
 def sheet_table(frame: pd.DataFrame, judged: bool) -> str:
     """A sheet's frame, each row tinted right or wrong by its `correct` column once it is judged
     (the column also says it in words)."""
-    tints = [RIGHT if c == "yes" else WRONG for c in frame["correct"]] if judged else None
+    tint = {"yes": RIGHT, "no": WRONG}
+    tints = [tint.get(c, "") for c in frame["correct"]] if judged else None
     return html_table(frame, tints)
 
 
@@ -31,7 +32,9 @@ def html_table(frame: pd.DataFrame, tints: Sequence[str] | None = None) -> str:
     for position, (label, values) in enumerate(
         zip(frame.index, frame.itertuples(index=False, name=None), strict=True)
     ):
-        style = CELL + (f"; background-color: {tints[position]}" if tints else "")
+        style = CELL + (
+            f"; background-color: {tints[position]}" if tints and tints[position] else ""
+        )
         cells = "".join(f'<td style="{style}">{_text(v)}</td>' for v in values)
         rows.append(f'<tr><th style="{style}">{_text(label)}</th>{cells}</tr>')
     return (

@@ -24,7 +24,7 @@ from viewcopy.engine.profiler_events import UNAVAILABLE
 from viewcopy.engine.quiet import not_the_profilers
 
 MARK = "viewcopy.line:"
-COPY_COLUMNS: tuple[str, ...] = ("line", "code", "kernels", "count", "bytes", "time_us")
+COPY_COLUMNS: tuple[str, ...] = ("line", "code", "kind", "kernels", "count", "bytes", "time_us")
 
 
 class ScriptFailed(Exception):
@@ -33,7 +33,8 @@ class ScriptFailed(Exception):
 
 @dataclass(frozen=True)
 class CopyLine:
-    """One line of the script and the copy kernels it ran.
+    """One line of the script and the copy kernels of one kind it ran: `layout` (the line asks
+    for them) or `kernel-internal` (a compute op copies inside itself: copies nobody wrote).
 
     `bytes`: what the copies wrote (each destination's elements x item size); `time_us`: the
     outermost copy kernel's time with the kernels nested in it (engine.copy_trace).
@@ -41,6 +42,7 @@ class CopyLine:
 
     line: int
     code: str
+    kind: str
     kernels: tuple[str, ...]
     count: int
     bytes: int
@@ -56,7 +58,8 @@ def copies_in(path: Path, device: str = "cpu") -> list[CopyLine]:
     script = Path(path).resolve()
     lines = _source_lines(script)
     with _as_main(script, device):
-        error, by_line, said = trace_copies(lambda: _run(script), script, device)
+        trace = trace_copies(lambda: _run(script), script, device)
+    error, said = trace.value, trace.said
     for line in not_the_profilers(said):  # the script's own stderr, in order
         if line != UNAVAILABLE:
             print(line, file=sys.stderr)
@@ -66,9 +69,15 @@ def copies_in(path: Path, device: str = "cpu") -> list[CopyLine]:
         print(UNAVAILABLE, file=sys.stderr)
     return [
         CopyLine(
-            n, lines[n - 1].strip(), tuple(row.kernels), row.count, row.bytes, row.seconds * 1e6
-        )
-        for n, row in by_line.items()
+            n,
+            lines[n - 1].strip(),
+            kind,
+            tuple(row.kernels),
+            row.count,
+            row.bytes,
+            row.seconds * 1e6,
+        )  # fmt: skip
+        for (n, kind), row in trace.copies.items()
     ]
 
 

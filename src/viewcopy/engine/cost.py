@@ -15,7 +15,6 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-import pandas as pd
 import torch
 import torch.nn.functional as F
 
@@ -50,10 +49,6 @@ class CostReport:
     scaled_from: tuple[int, ...] | None
     rows: tuple[CostRow, ...]
     floor_gbs: float
-
-    def table(self) -> pd.DataFrame:
-        """One line per row, in the order measured."""
-        return pd.DataFrame([vars(row) for row in self.rows])
 
 
 @dataclass(frozen=True)
@@ -158,6 +153,16 @@ def _measure(case: _Case, device: str, repeats: int) -> CostRow:
     median_s = statistics.median(_seconds(case.call, device) for _ in range(repeats))
     gbs = case.moved(result) / median_s / 1e9
     return CostRow(case.name, case.code, kept, profile.copy_kernels, median_s, gbs, math.nan)
+
+
+def copy_floor_gbs(nbytes: int, device: str = "cpu", repeats: int = 7) -> float:
+    """The floor the cost table compares with, at `nbytes`: `dst.copy_(src)` into memory that
+    already exists, read plus write over the median time of warm runs, in GB/s."""
+    src = torch.empty(max(nbytes, 4) // 4, device=device).uniform_()
+    dst = torch.empty_like(src)
+    dst.copy_(src)
+    median_s = statistics.median(_seconds(lambda: dst.copy_(src), device) for _ in range(repeats))
+    return 2 * _nbytes(src) / median_s / 1e9
 
 
 def measure_costs(

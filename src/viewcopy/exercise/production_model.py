@@ -10,19 +10,24 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 import statistics
-import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
-from viewcopy.engine.copy_trace import LineCopies, trace_copies
+from viewcopy.engine.copy_trace import INTERNAL, LAYOUT, LineCopies, trace_copies
+from viewcopy.engine.cost import copy_floor_gbs
 from viewcopy.engine.devices import synchronize
 from viewcopy.engine.profiler_events import UNAVAILABLE
 
 INPUT_SHAPE = (8, 3, 32, 32)
+WARM_UP = 2
+"""Forwards run before any is profiled or timed."""
+RUNS = 5
+"""Warm forwards profiled in one session: the medians the profile shows."""
 
 
 class TinyVisionTransformer(nn.Module):
@@ -58,18 +63,30 @@ def forward_listing() -> list[tuple[int, str]]:
 
 @dataclass(frozen=True)
 class ProductionProfile:
-    """The forward's copies by listed line, and what they cost against the whole forward."""
+    """The forward's copies by listed line, split by what dispatched them (engine.copy_trace):
+    the layout copies (`lines`, what PRODUCTION predicts) and the kernel-internal ones
+    (`internal`: copies nobody wrote, shown, not graded); the forward's time and its copies' time
+    in the same profiled warm runs (medians), and the copy floor to read a line's bandwidth by."""
 
     device: str
     lines: Mapping[int, LineCopies]
+    internal: Mapping[int, LineCopies]
     forward_s: float
+    copy_s: float
+    runs: int
+    floor_gbs: float
 
     @property
-    def copy_s(self) -> float:
-        return sum(row.seconds for row in self.lines.values())
+    def share(self) -> float:
+        """The copies' share of the forward they ran in (at most 1)."""
+        return self.copy_s / self.forward_s
 
     def verdict(self, number: int) -> str:
         return "copy" if number in self.lines else "no copy"
+
+    def bandwidth_gbs(self, row: LineCopies) -> float:
+        """What a line's copies moved (read plus write) over their time, in GB/s."""
+        return 2 * row.bytes / row.seconds / 1e9 if row.seconds else math.nan
 
 
 def build(device: str = "cpu") -> tuple[TinyVisionTransformer, torch.Tensor]:
@@ -81,34 +98,50 @@ def build(device: str = "cpu") -> tuple[TinyVisionTransformer, torch.Tensor]:
     return model, images
 
 
-def profile_forward(device: str = "cpu", repeats: int = 5) -> ProductionProfile:
-    """One traced forward (copies by line) and the median time of plain forwards."""
+def profile_forward(device: str = "cpu", runs: int = RUNS) -> ProductionProfile:
+    """Warm forwards, then `runs` forwards in one profiler session: every copy charged to its
+    line and attributed, each run timed with its copies; medians over the runs."""
     model, images = build(device)
-    _, start = inspect.getsourcelines(TinyVisionTransformer.forward)
     with torch.no_grad():
-        model(images)  # warm-up
-        times = []
-        for _ in range(repeats):
-            synchronize(device)
-            began = time.perf_counter()
-            model(images)
-            synchronize(device)
-            times.append(time.perf_counter() - began)
-        _, traced, said = trace_copies(lambda: model(images), _source(), device)
-    if UNAVAILABLE in said:  # an untested torch: say it in one line, on stdout
+        trace = _traced(model, images, device, runs)
+    if UNAVAILABLE in trace.said:  # an untested torch: say it in one line, on stdout
         print(UNAVAILABLE)
-    lines = {number - start: row for number, row in traced.items()}
-    return ProductionProfile(device, lines, statistics.median(times))
+    _, start = inspect.getsourcelines(TinyVisionTransformer.forward)
+    rows = {kind: {line - start: row for (line, k), row in trace.copies.items() if k == kind}
+            for kind in (LAYOUT, INTERNAL)}  # fmt: skip
+    moved = max((row.bytes for row in trace.copies.values()), default=0)
+    return ProductionProfile(
+        device, rows[LAYOUT], rows[INTERNAL], statistics.median(trace.run_seconds),
+        statistics.median(trace.copy_seconds), runs, copy_floor_gbs(moved, device),
+    )  # fmt: skip
 
 
 @functools.cache
 def copy_lines(device: str = "cpu") -> frozenset[int]:
-    """The listed lines whose forward dispatches a copy kernel, measured once per process."""
+    """The listed lines whose forward dispatches a layout copy, measured once per process."""
+    return _attributed_lines(device, LAYOUT)
+
+
+@functools.cache
+def internal_copy_lines(device: str = "cpu") -> frozenset[int]:
+    """The listed lines whose compute ops copy inside themselves (not graded)."""
+    return _attributed_lines(device, INTERNAL)
+
+
+def _attributed_lines(device: str, kind: str) -> frozenset[int]:
     model, images = build(device)
     _, start = inspect.getsourcelines(TinyVisionTransformer.forward)
     with torch.no_grad():
-        _, traced, _ = trace_copies(lambda: model(images), _source(), device)
-    return frozenset(number - start for number in traced)
+        trace = _traced(model, images, device, runs=1)
+    return frozenset(line - start for line in trace.lines(kind))
+
+
+def _traced(model: TinyVisionTransformer, images: torch.Tensor, device: str, runs: int):
+    """The forward traced over `runs` warm runs (two forwards first: allocations, kernel choice)."""
+    for _ in range(WARM_UP):
+        model(images)
+    synchronize(device)
+    return trace_copies(lambda: model(images), _source(), device, runs)
 
 
 def _source() -> str:

@@ -14,7 +14,8 @@ import pandas as pd
 import torch
 
 from viewcopy.course.assignment import ASSIGNMENT
-from viewcopy.display.cost_figure import cost_figure
+from viewcopy.display import units
+from viewcopy.display.cost_figure import cost_figure, cost_table
 from viewcopy.display.next_sheet import NextSheet
 from viewcopy.display.production_sheet import ProductionSheet
 from viewcopy.display.spreadsheet import Spreadsheet
@@ -104,11 +105,11 @@ def show_twenty() -> pd.DataFrame:
 def debrief() -> pd.DataFrame:
     """The profiler's copy kernels for the twenty: the list just learned, as a profile shows it."""
     rows = [
-        (e.item, e.op, e.verdict, ", ".join(e.copy_kernels) or "-", e.bytes_allocated)
+        (e.item, e.op, e.verdict, units.kernels(e.copy_kernels), units.size(e.bytes_allocated))
         for e in measure_catalogue(("cpu",))
         if e.parent == "x"
     ]
-    frame = pd.DataFrame(rows, columns=["item", "op", "verdict", "copy kernels", "bytes"])
+    frame = pd.DataFrame(rows, columns=["item", "op", "verdict", "copy kernels", "allocated"])
     return frame.set_index("item")
 
 
@@ -209,7 +210,7 @@ def what_did_you_pay() -> None:
 
     for device in available_devices():
         report = measure_costs(device)
-        display(report.table())
+        display(cost_table(report))
         picture = io.BytesIO()
         cost_figure(report).savefig(picture, format="png", dpi=100)
         display(Image(data=picture.getvalue()))

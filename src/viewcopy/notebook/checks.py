@@ -25,7 +25,7 @@ from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
 from viewcopy.exercise.part import Key, Part, Prediction, PredictionError, rule_problem
 from viewcopy.exercise.predictions import TWENTY, parse_predictions
 from viewcopy.exercise.production import PRODUCTION
-from viewcopy.exercise.production_model import copy_lines, forward_listing
+from viewcopy.exercise.production_model import copy_lines, forward_listing, internal_copy_lines
 from viewcopy.exercise.scoring import NEXT_PASS_MARK, POLICIES, judge_prediction, score_sheet
 from viewcopy.exercise.written import ComputedSheet, unwritten_reason
 from viewcopy.locking.file import LockError, read_lock
@@ -229,23 +229,32 @@ def next_credit(next_predictions: object, *, points: float = 4) -> float:
 
 
 def production_credit(production: object, *, points: float = 2) -> float:
-    """Credit in proportion to the forward's lines predicted right (copy or no copy), locked
-    before the profile; none if changed after its lock, never locked, or not written out."""
+    """Credit in proportion to the forward's lines predicted right (a layout copy or none),
+    locked before the profile; a line whose only copies are a compute kernel's own is not
+    graded (either answer stands). None if changed after its lock, never locked, or not
+    written out."""
     record = {"check": "production_credit", "production": encode(production)}
 
     def assess(parsed: dict[int, Prediction]) -> Assessment:
-        copying, listing = copy_lines(), forward_listing()
-        wrong = [(n, code) for n, code in listing if parsed[n].verdict != _measured(n, copying)]
+        copying, ungraded = copy_lines(), internal_copy_lines() - copy_lines()
+        listing = forward_listing()
+        wrong = [
+            (n, code)
+            for n, code in listing
+            if n not in ungraded and parsed[n].verdict != _measured(n, copying)
+        ]
         lines = [
             f"  line {n} {code}: you said {parsed[n].verdict!r}; measured {_measured(n, copying)}"
             for n, code in wrong
         ]
         right = len(listing) - len(wrong)
-        return (
-            [f"{right}/{len(listing)} lines of the forward predicted right."],
-            lines,
-            right / len(listing),
-        )
+        headline = [f"{right}/{len(listing)} lines of the forward predicted right (layout copies)."]
+        if ungraded:
+            headline.append(
+                f"Lines {', '.join(map(str, sorted(ungraded)))} copy only inside a compute "
+                "kernel (copies nobody wrote): not graded, either answer stands."
+            )
+        return headline, lines, right / len(listing)
 
     return _part_credit(PRODUCTION, production, record, points, assess)
 

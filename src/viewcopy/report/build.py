@@ -549,8 +549,8 @@ def terminal_summary(report: ClassReport) -> str:
     )
     free = sorted(report.thought_free, key=lambda row: -len(row[2]))[:3]
     lines.append(
-        "production lines thought free most: "
-        + ("; ".join(f"{n} {code} ({len(s)})" for n, code, s in free if s) or "none")
+        "production lines that ask for a layout copy, thought free most: "
+        + ("; ".join(f"{n} {code} ({len(s)} students)" for n, code, s in free if s) or "none")
     )
     worst = sorted(report.misconceptions, key=lambda m: -m.wrong)[:5]
     lines.append(
