@@ -154,11 +154,12 @@ def rules_after(items: tuple[int, ...]) -> str:
     return "RULES_AFTER = {\n" + body + "}\n"
 
 
-def production_by_rules() -> dict[int, str]:
+def production_by_rules(rules: str = "rules") -> dict[int, str]:
     """Which lines of the forward ask for a layout copy, by the lab's rules alone: a permute or a
     transpose is a view (its result is a permuted tensor); `.contiguous()` of a permuted tensor,
     and a `reshape` of a transposed one, must copy; a matmul packs an operand that is a permuted
-    view; a Linear's output and a `.view` of it are new memory computed, not copies."""
+    view; a Linear's output and a `.view` of it are new memory computed, not copies. `visible`:
+    only the copies one can see on the line (not the matmul's packing)."""
     permuted: set[str] = set()
     sheet = {}
     for number, code in forward_listing():
@@ -167,7 +168,7 @@ def production_by_rules() -> dict[int, str]:
         copies = (
             (".contiguous()" in value and bool(names & permuted))
             or (".transpose(" in value and ".reshape(" in value)
-            or ("@" in value and bool(names & permuted))
+            or (rules == "rules" and "@" in value and bool(names & permuted))
         )
         sheet[number] = "copy" if copies else "no copy"
         targets = {t.strip() for t in target.split(",") if t.strip()}
@@ -184,13 +185,13 @@ def synthetic_class(repo: Path) -> list[Student]:
     right = measured_predictions()
     table = measured_truth()
 
-    def filled(wrong=(), rules=(), classifier="storage", voice=SPECIFIC):
+    def filled(wrong=(), rules=(), classifier="storage", voice=SPECIFIC, production="rules"):
         return {
             "predictions": predictions_source(wrong_on(wrong, right, table)),
             "rules_after": rules_after(rules),
             **answers(voice),
             "classify": classify_source(classifier, repo),
-            "production_predictions": sheet_source(PRODUCTION, production_by_rules()),
+            "production_predictions": sheet_source(PRODUCTION, production_by_rules(production)),
         }
 
     typical_wrong, fifteen_wrong = (8, 14, 16), (3, 8, 12, 16, 20)
