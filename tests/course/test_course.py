@@ -16,7 +16,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from support.course_notebook import RELEASE, RELEASE_70CF16B, ROOT, SOURCE, hidden_traps
-from support.oracles import expected_scores
+from support.oracles import expected_scores, lock_of
 from support.the_class import NON_ASCII
 
 from viewcopy.course.assignment import (
@@ -34,9 +34,10 @@ NBGRADER = shutil.which("nbgrader", path=nbgrader_env()["PATH"])
 
 
 def test_every_student_gets_exactly_what_the_profile_must_get(cycle):
-    _, results = cycle
+    course, results = cycle
     for student_id, result in results.items():
-        assert result.scores == pytest.approx(expected_scores(result.student)), student_id
+        expected = expected_scores(result.student, lock_of(course, student_id))
+        assert result.scores == pytest.approx(expected), student_id
 
 
 def test_a_hand_in_of_the_0_1_0_release_grades_as_the_current_release_does(cycle):

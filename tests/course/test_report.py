@@ -19,7 +19,15 @@ import pytest
 import torch
 from support.course_notebook import RELEASE, ROOT, hidden_traps
 from support.instructor_notebooks import run_on_course
-from support.oracles import TWENTY, answer_meaning, classify_oracle, student_classify
+from support.oracles import (
+    TWENTY,
+    answer_meaning,
+    classify_oracle,
+    lock_of,
+    next_ops_held,
+    rule_held,
+    student_classify,
+)
 
 from viewcopy import cli
 from viewcopy.course.assignment import CLASSIFY_CELLS, NOTEBOOK
@@ -442,3 +450,36 @@ def test_the_report_names_who_thought_each_copying_production_line_free(graded):
         assert ("typical" in students) == (not visible), (line, code)
         assert "perfect" not in students
     assert ("production", "thought_free") in {(r[0], r[2]) for r in rows(report)}
+
+
+def test_the_report_says_per_family_how_often_rules_after_held_on_the_next_ops(graded):
+    course, results, report = graded
+    lines = {s.student: s for s in report.students}
+    expected: dict[str, list] = {}
+    for student_id in ("rule_learner", "keywords", "perfect"):
+        student = results[student_id].student
+        rules = ast.literal_eval(student.cells["rules_after"].split("=", 1)[1])
+        held = next_ops_held(student, lock_of(course, student_id))
+        mine: dict[str, list] = {}
+        for item in student.wrong_items:
+            family = catalogue.op(item).family
+            counts = mine.setdefault(family, [0, 0, 0.0])
+            counts[0] += 1
+            if family in held:
+                counts[1] += 1
+                counts[2] += rule_held(rules[item], family, held)
+        assert lines[student_id].rules == pytest.approx({f: tuple(c) for f, c in mine.items()})
+        for family, counts in mine.items():
+            total = expected.setdefault(family, [0, 0, 0.0])
+            total[:] = [a + b for a, b in zip(total, counts, strict=True)]
+    assert lines["perfect"].rules == {} and not lines["perfect"].rules_never_held
+    learner, keywords = lines["rule_learner"], lines["keywords"]
+    assert all(t == 0 or h == t for _, t, h in learner.rules.values())  # its rules transfer
+    assert keywords.rules_never_held == (
+        any(t for _, t, _ in keywords.rules.values())
+        and not any(h for _, _, h in keywords.rules.values())
+    )
+    sections = {(r[0], r[2]) for r in rows(report)}
+    assert ("rules_after", "with_rule") in sections and ("rules_after", "held_share") in sections
+    for family, (with_rule, _, _) in report.rule_families.items():
+        assert with_rule >= expected.get(family, [0])[0]

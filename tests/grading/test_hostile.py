@@ -13,7 +13,7 @@ import nbformat
 import pytest
 from support.course_notebook import ROOT
 from support.hostile_corpus import LIMIT_S
-from support.oracles import expected_scores
+from support.oracles import expected_scores, lock_of
 from support.payloads import STUDENT, as_scored, hostile_student, notebook_active_content
 from support.sandboxing import sandbox_or_skip
 
@@ -57,7 +57,8 @@ def test_honest_grades_do_not_move(graded):
     course, honest, outcomes, _, _ = graded
     for student in honest:
         assert outcomes[student.student_id].status == GRADED
-        assert scores(course, student.student_id) == pytest.approx(expected_scores(student))
+        expected = expected_scores(student, lock_of(course, student.student_id))
+        assert scores(course, student.student_id) == pytest.approx(expected)
 
 
 def test_hangs_and_kernel_deaths_fail_with_their_reason(graded):

@@ -6,21 +6,21 @@ from __future__ import annotations
 
 import ast
 import contextlib
+from pathlib import Path
 
 import nbformat
 import numpy as np
 import torch
 from support.course_notebook import RELEASE, ROOT, hidden_traps
 
-from viewcopy.course.assignment import NOTEBOOK, grade_id
+from viewcopy.course.assignment import NOTEBOOK, grade_id, submission_folder
 from viewcopy.demo.answers import EMPTY, PARAPHRASES, SAID_BY_EVERY_CLASS
 from viewcopy.demo.synthetic import Student, classify_source
 from viewcopy.exercise import catalogue
-from viewcopy.exercise.next_ops import draw
+from viewcopy.exercise.next_predictions import hand_in_draw
 from viewcopy.exercise.part import rule_problem
-from viewcopy.exercise.predictions import parse_predictions
-from viewcopy.locking.canonical import fingerprint
-from viewcopy.locking.record import stored
+from viewcopy.locking.file import LockError, read_lock
+from viewcopy.locking.record import LockRecord
 from viewcopy.notebook import checks
 
 TWENTY = checks.the_twenty(("cpu",))
@@ -91,8 +91,9 @@ def exec_cell(source: str, name: str):
     return namespace.get(name)
 
 
-def expected_scores(student: Student) -> dict[str, float | None]:
-    """What each grade cell must hold for this profile, from the policy and measured truth."""
+def expected_scores(student: Student, lock: LockRecord | None = None) -> dict[str, float | None]:
+    """What each grade cell must hold for this profile, from the policy and measured truth;
+    `lock` is its hand-in's lock record, which its next ops are drawn from."""
     cells = student.cells
     predictions_edited = "predictions" in student.edits_after_run
     if not cells:
@@ -102,12 +103,9 @@ def expected_scores(student: Student) -> dict[str, float | None]:
         locked = student.runs and not predictions_edited
         predictions_credit = round(5 * min(right, 16) / 16, 4) if locked else 0.0
         rules = exec_cell(cells["rules_after"], "RULES_AFTER")
-        covered = sum(
-            i in rules
-            and rule_problem(rules[i]) is None
-            and checks.RULE_WORDS.search(rules[i]) is not None
-            for i in student.wrong_items
-        )
+        held = next_ops_held(student, lock) if student.wrong_items else {}
+        covered = sum(rule_held(rules.get(i), catalogue.op(i).family, held)
+                      for i in student.wrong_items)  # fmt: skip
         misses = len(student.wrong_items)
         rules_credit = round(2 * covered / misses, 4) if misses else 2.0
     expected = {"score_predictions": predictions_credit, "check_rules_after": rules_credit}
@@ -118,7 +116,7 @@ def expected_scores(student: Student) -> dict[str, float | None]:
         expected[f"specific_{question.item}"] = checks.specificity_credit(
             answer, item=question.item, points=1
         )
-    expected["score_next"] = expected_next_credit(student)
+    expected["score_next"] = expected_next_credit(student, lock)
     expected["score_production"] = expected_production_credit(student)
     if student.classifier is None:
         expected["test_classify_visible"] = expected["test_classify_hidden"] = 0.0
@@ -233,19 +231,63 @@ def expected_production_credit(student: Student, points: float = 2) -> float:
     return round(points * right / len(sheet), 4)
 
 
-def expected_next_credit(student: Student, points: float = 4) -> float:
-    """score_next for a profile: its draw (from its lock of the twenty) judged by NumPy's oracle."""
-    if not (student.runs and student.cells and student.next_ops):
+def rule_held(rule: object, family: str, held: dict[str, list[bool]]) -> float:
+    """How far a rule after for a missed item of `family` held: on the next ops of its family
+    in the draw, else by naming what decides it."""
+    if not isinstance(rule, str) or rule_problem(rule) is not None:
         return 0.0
-    if not released_with(student, "next_predictions"):
+    if family in held:
+        return sum(held[family]) / len(held[family])
+    return float(checks.RULE_WORDS.search(rule) is not None)
+
+
+def next_answers(student: Student, lock: LockRecord | None) -> dict[str, tuple[str, bool]]:
+    """A profile's locked next ops: {id: (family, right by NumPy's oracle)}; {} where it locked
+    none."""
+    if not locks_next_ops(student):
+        return {}
+    if lock is None:
+        raise ValueError(f"{student.student_id} locked next ops: pass its hand-in's lock record")
+    on_x = [numpy_oracle(op.expr, catalogue.PARENT_EXPR) for op in catalogue.OPS]
+    guess = max(set(on_x), key=on_x.count)
+    found = {}
+    for op in hand_in_draw(lock):
+        truth = numpy_oracle(op.op, op.parent_expr)
+        found[op.id] = (op.family, student.next_ops == "rules" or truth == guess)
+    return found
+
+
+def next_ops_held(student: Student, lock: LockRecord | None) -> dict[str, list[bool]]:
+    """Per family, whether each of a profile's locked next ops was right."""
+    held: dict[str, list[bool]] = {}
+    for family, right in next_answers(student, lock).values():
+        held.setdefault(family, []).append(right)
+    return held
+
+
+def expected_next_credit(
+    student: Student, lock: LockRecord | None = None, points: float = 4
+) -> float:
+    """score_next for a profile: its draw (from its lock of the twenty) judged by NumPy's oracle;
+    a profile that predicts by the rules gets every next op right, whatever its draw."""
+    if not locks_next_ops(student):
         return 0.0
-    sheet = ast.literal_eval(student.cells["predictions"].split("=", 1)[1])
-    ops = draw(fingerprint(stored(parse_predictions(sheet))))
-    truth = {op.id: numpy_oracle(op.op, op.parent_expr) for op in ops}
     if student.next_ops == "rules":
-        right = len(ops)
-    else:
-        on_x = [numpy_oracle(op.expr, catalogue.PARENT_EXPR) for op in catalogue.OPS]
-        guess = max(set(on_x), key=on_x.count)
-        right = sum(verdict == guess for verdict in truth.values())
+        return float(points)
+    right = sum(hit for _, hit in next_answers(student, lock).values())
     return round(points * min(right, 8) / 8, 4)
+
+
+def locks_next_ops(student: Student) -> bool:
+    """Does the profile lock next ops (it runs, answers them, and its release has them)?"""
+    return bool(student.runs and student.cells and student.next_ops) and released_with(
+        student, "next_predictions"
+    )
+
+
+def lock_of(course: Path, student_id: str) -> LockRecord | None:
+    """The lock record a hand-in in `course` holds (None where it holds none it can read)."""
+    try:
+        return read_lock(submission_folder(course, student_id))
+    except LockError:
+        return None

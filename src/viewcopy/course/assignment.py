@@ -33,6 +33,8 @@ NEXT_PREDICTIONS_CELL = NEXT.cell
 """The answer cell that assigns NEXT_PREDICTIONS."""
 PRODUCTION_CELL = PRODUCTION.cell
 """The answer cell that assigns PRODUCTION."""
+RULES_AFTER_CELL = "rules_after"
+"""The answer cell that assigns RULES_AFTER."""
 CLASSIFY_CELLS = ("test_classify_visible", "test_classify_hidden")
 """The test cells that grade classify: the twenty, then the hidden trap cases."""
 

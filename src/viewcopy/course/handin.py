@@ -11,7 +11,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, PARTS, grade_id
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, PARTS, RULES_AFTER_CELL, grade_id
 from viewcopy.exercise.next_ops import NextOp
 from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
 from viewcopy.exercise.part import Key, Part, Prediction, PredictionError
@@ -118,6 +118,10 @@ class HandIn:
     later: dict[str, dict[Key, Prediction]] = field(default_factory=dict)
     """The written sheets of the parts after the twenty, by part (`next`, `production`), where
     they can be read."""
+    rules_after: dict | None = None
+    """Its written RULES_AFTER ({item: rule}), None where missing or unreadable."""
+    record: LockRecord | None = None
+    """Its lock record, where it has one this lab wrote."""
 
 
 def genuine_lock(record: LockRecord) -> Predictions:
@@ -144,14 +148,24 @@ def read_handin(
         return HandIn(student, NO_SUBMISSION, f"no {NOTEBOOK} in {folder}")
     except (OSError, ValueError, AttributeError) as exc:
         return HandIn(student, NO_SUBMISSION, f"{NOTEBOOK} is not a notebook ({exc})")
-    judged = _judged(folder, notebook, student, policy, assignment)
-    return replace(judged, **_later_parts(folder, notebook))
+    try:
+        record, unreadable = handed_in_lock(folder, notebook), ""
+    except (LockError, OSError) as exc:
+        record, unreadable = None, str(exc)
+    judged = _judged(notebook, record, unreadable, student, policy, assignment)
+    return replace(judged, **_later_parts(notebook, record))
 
 
 def _judged(
-    folder: Path, notebook: nbformat.NotebookNode, student: str, policy: LockPolicy, assignment: str
+    notebook: nbformat.NotebookNode,
+    record: LockRecord | None,
+    unreadable: str,
+    student: str,
+    policy: LockPolicy,
+    assignment: str,
 ) -> HandIn:
-    """The hand-in's twenty and where its lock stands."""
+    """The hand-in's twenty and where its lock stands (`unreadable`: why its lock could not be
+    read, "" when it could)."""
     problem, submitted = "", None
     try:
         submitted = read_predictions(notebook)
@@ -161,9 +175,10 @@ def _judged(
     served = student_locks(data, student, assignment) if data else None
     refused = served.refused if served else 0
     try:
-        record = handed_in_lock(folder, notebook)
+        if unreadable:
+            raise Unreadable(unreadable)
         locked = genuine_lock(record) if record else None
-    except (LockError, OSError, Unreadable) as exc:
+    except Unreadable as exc:
         return HandIn(student, FORGED, _join(problem, str(exc)), submitted, refused=refused)
     verdict = judge(policy, TWENTY, submitted, record, student, assignment) if submitted else None
     counts = verdict is not None and verdict.state == "locked"
@@ -195,13 +210,10 @@ def _join(*parts: str) -> str:
     return "; ".join(p for p in parts if p)
 
 
-def _later_parts(folder: Path, notebook: nbformat.NotebookNode) -> dict:
-    """The HandIn fields of the parts after the twenty, read from the same notebook."""
+def _later_parts(notebook: nbformat.NotebookNode, record: LockRecord | None) -> dict:
+    """The HandIn fields of the parts after the twenty, read from the same notebook (without a
+    readable lock there are no next ops to read; the production lines need none)."""
     found: dict = {"later": {}}
-    try:
-        record = handed_in_lock(folder, notebook)
-    except (OSError, LockError):
-        record = None  # no next ops to read, and the production lines need no lock
     for part in PARTS[1:]:
         try:
             written = written_literal(notebook, part.cell, part.label)
@@ -210,4 +222,10 @@ def _later_parts(folder: Path, notebook: nbformat.NotebookNode) -> dict:
             pass
     if NEXT.key in found["later"]:
         found["next_ops"] = hand_in_draw(record)
+    try:
+        rules = written_literal(notebook, RULES_AFTER_CELL, "RULES_AFTER")
+        found["rules_after"] = rules if isinstance(rules, dict) else None
+    except Unreadable:
+        pass
+    found["record"] = record
     return found

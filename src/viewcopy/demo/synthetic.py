@@ -154,6 +154,11 @@ def rules_after(items: tuple[int, ...]) -> str:
     return "RULES_AFTER = {\n" + body + "}\n"
 
 
+def keyword_rules(items: tuple[int, ...]) -> str:
+    """RULES_AFTER with one keyword per missed item: a word, not a rule it can apply."""
+    return "RULES_AFTER = {\n" + "".join(f"    {i}: 'strides',\n" for i in items) + "}\n"
+
+
 def production_by_rules(rules: str = "rules") -> dict[int, str]:
     """Which lines of the forward ask for a layout copy, by the lab's rules alone: a permute or a
     transpose is a view (its result is a permuted tensor); `.contiguous()` of a permuted tensor,
@@ -195,6 +200,8 @@ def synthetic_class(repo: Path) -> list[Student]:
         }
 
     typical_wrong, fifteen_wrong = (8, 14, 16), (3, 8, 12, 16, 20)
+    families = dict.fromkeys(op.family for op in catalogue.OPS)
+    keyword_wrong = tuple(next(o.item for o in catalogue.OPS if o.family == f) for f in families)
     changed = predictions_source(wrong_on((5,), right, table))
     return [
         Student(
@@ -221,6 +228,17 @@ def synthetic_class(repo: Path) -> list[Student]:
             wrong_items=typical_wrong,
             classifier="storage",
             next_ops="rules",
+        ),
+        Student(
+            "keywords",
+            "one miss per family, one keyword as the rule after each, and every next op 'view'",
+            {
+                **filled(keyword_wrong, (), voice=Voice(RIGHT, 2)),
+                "rules_after": keyword_rules(keyword_wrong),
+            },
+            wrong_items=keyword_wrong,
+            classifier="storage",
+            next_ops="memorised",
         ),
         Student(
             "typical",

@@ -3,9 +3,11 @@ next ops, keyed by the op's id (`"N07"`). The verdicts are `view`, `copy` or `er
 refuses: a real outcome the rules must predict too); the rule is the one from the student's sheet
 that decides it.
 
-The ten are drawn from the hand-in's lock of the twenty once they are revealed; the draw depends
-on that lock's fingerprint, which cannot change after the reveal, so a student cannot re-roll it,
-and the grader draws the same ten from the hand-in.
+The ten are drawn from the hand-in's lock of the twenty once they are revealed, seeded by the lock
+itself (`draw_key`): its fingerprint, its own time and, where the course's lock service signed
+it, the student. None of these can change after the reveal, so a student cannot re-roll the draw,
+a re-run draws the same ten, the grader draws them from the hand-in, and two students who hand in
+the same sheet (a shared answer key) draw different next ops.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 from viewcopy.exercise.next_ops import NextOp, draw
 from viewcopy.exercise.part import Part
 from viewcopy.locking.file import LockError
-from viewcopy.locking.record import LockRecord
+from viewcopy.locking.record import TWENTY, LockRecord
 
 
 def hand_in_draw(record: LockRecord | None) -> tuple[NextOp, ...]:
@@ -23,7 +25,17 @@ def hand_in_draw(record: LockRecord | None) -> tuple[NextOp, ...]:
             "The next ops are drawn from your lock of the twenty once they are revealed: run the "
             "lock and reveal cells above first."
         )
-    return draw(record.fingerprint)
+    return draw(draw_key(record))
+
+
+def draw_key(record: LockRecord) -> str:
+    """What seeds a hand-in's draw. Version 0 (locks written before draws had versions): the
+    fingerprint alone, so those hand-ins keep the draw they were shown. Version 1: the
+    fingerprint, the lock's time and the student the service's receipt names, if any."""
+    if record.draw_version == 0:
+        return record.fingerprint
+    receipt = record.part(TWENTY).receipt("lock") or {}
+    return f"{record.fingerprint}|{record.locked_at}|{receipt.get('student', '')}"
 
 
 NEXT = Part(

@@ -19,9 +19,29 @@ Key = int | str
 """What a part's entries are keyed by: an item or a line number, a next op's id."""
 
 NON_RULES: frozenset[str] = frozenset(
-    {"it depends", "depends", "i ran it", "ran it", "i tried it", "i checked", "i guessed", "guess"}
+    {"it depends", "depends", "i guessed", "guess", "guessed", "no idea", "dunno", "not sure"}
 )
-"""Phrases that explain nothing on the next op (lab card, rule 3)."""
+"""Phrases that explain nothing on the next op."""
+ACTIONS: frozenset[str] = frozenset(
+    {
+        "ran", "run", "checked", "check", "measured", "measure", "tested", "test", "looked",
+        "look", "tried", "try", "saw", "see", "printed", "print", "verified", "observed",
+        "compared", "profiled", "executed", "inspected", "experimented", "confirmed",
+    }
+)  # fmt: skip
+"""Verbs that say the student ran something, not why it came out so (lab card, rule 3)."""
+TOOLS = re.compile(
+    r"^(?:[\w.]*(?:data_?ptr|storage|untyped_storage|is_contiguous|stride|strides|_base|"
+    r"id|profiler?|torch|code|cell|notebook|output|result|results|it|that|this|them)"
+    r"(?:\(\))?|[\w.]+\(\))$"
+)
+"""What an "I ran it" names: a pointer, a function or the code (`data_ptr()`, `x.storage`)."""
+FILLER: frozenset[str] = frozenset(
+    {"i", "we", "a", "an", "the", "and", "then", "with", "on", "at", "by", "using", "via", "in",
+     "of", "to", "out", "just", "so", "my", "its", "again", "for", "myself", "was", "is"}
+)  # fmt: skip
+RAN_IT = '"I ran it" is not a rule. The rule has to work on the next op'
+"""The lab card's sentence (rule 3), said to every rule that only reports running something."""
 RULE_HINT = "name what decides it: strides, storage, contiguity, dtype, device or bytes"
 
 
@@ -60,12 +80,18 @@ def normalize_verdict(text: str) -> str:
 
 
 def rule_problem(rule: str) -> str | None:
-    """Why `rule` is not a rule (empty, or only a non-rule like "it depends"), else None."""
+    """Why `rule` is not a rule, else None: it is empty, a non-rule like "it depends", or it only
+    says the student ran, checked, measured, tested or looked (at a pointer or a function)."""
     words = rule.lower().translate(str.maketrans("", "", string.punctuation)).split()
     if not words:
         return f"the rule is empty; {RULE_HINT}"
     if " ".join(words) in NON_RULES:
         return f"{rule.strip()!r} is not a rule that works on the next op; {RULE_HINT}"
+    said = [w.strip(".,;:!?") for w in rule.lower().split()]
+    if any(w in ACTIONS for w in said) and all(
+        w in ACTIONS or w in FILLER or TOOLS.match(w) for w in said if w
+    ):
+        return f"{rule.strip()!r}: {RAN_IT}; {RULE_HINT}"
     return None
 
 

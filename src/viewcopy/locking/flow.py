@@ -32,7 +32,15 @@ from viewcopy.locking.file import (
     read_lock,
     save,
 )
-from viewcopy.locking.record import TWENTY, Answer, LockRecord, PartLock, PartName, stored
+from viewcopy.locking.record import (
+    DRAW_VERSION,
+    TWENTY,
+    Answer,
+    LockRecord,
+    PartLock,
+    PartName,
+    stored,
+)
 
 
 @dataclass(frozen=True)
@@ -129,7 +137,7 @@ def new_twenty_record(lock: PartLock) -> LockRecord:
 
     return LockRecord(
         lock.fingerprint, lock.locked_at, torch.__version__, available_devices(), lock.answers,
-        receipts=lock.receipts, not_verified=lock.not_verified,
+        receipts=lock.receipts, not_verified=lock.not_verified, draw_version=DRAW_VERSION,
     )  # fmt: skip
 
 

@@ -16,6 +16,9 @@ OUTPUT_KEY = "viewcopy_lock"
 """The key of the lock record in the metadata of the lock and reveal cells' outputs."""
 TWENTY = "predictions"
 """The part whose lock is the record's own fields: the twenty."""
+DRAW_VERSION = 1
+"""How a new lock seeds its next ops (exercise.next_predictions.draw_key); a record without the
+field was written before draws had versions (version 0)."""
 
 
 class Answer(Protocol):
@@ -92,6 +95,8 @@ class LockRecord:
     not_verified: str = ""
     next: dict | None = None
     production: dict | None = None
+    draw_version: int = 0
+    """How this hand-in's next ops are seeded (exercise.next_predictions.draw_key)."""
 
     def part(self, key: str) -> PartLock | None:
         """The lock of part `key`, None when it has none."""

@@ -28,6 +28,7 @@ from viewcopy.exercise.production import PRODUCTION
 from viewcopy.exercise.production_model import copy_lines, forward_listing, internal_copy_lines
 from viewcopy.exercise.scoring import NEXT_PASS_MARK, POLICIES, judge_prediction, score_sheet
 from viewcopy.exercise.written import ComputedSheet, unwritten_reason
+from viewcopy.locking.canonical import matches
 from viewcopy.locking.file import LockError, read_lock
 from viewcopy.locking.flow import LockStatus, part_status
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
@@ -171,8 +172,10 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
 
 
 def rules_after_credit(predictions: object, rules_after: object, *, points: float = 2) -> float:
-    """Credit per miss with a real rule (naming strides, storage, contiguity, dtype, device or
-    bytes)."""
+    """Credit per missed item whose rule after held on the next op: a real rule (not empty, not
+    "it depends", not "I ran it") earns in proportion to the hand-in's locked next ops of the
+    item's family that it predicted right; where its draw holds none of that family, the rule
+    must name what decides it (strides, storage, contiguity, dtype, device or bytes)."""
     record = {
         "check": "rules_after_credit",
         "predictions": encode(predictions),
@@ -186,15 +189,51 @@ def rules_after_credit(predictions: object, rules_after: object, *, points: floa
     if not isinstance(rules_after, Mapping):
         print(f"RULES_AFTER must be a dict {{item: rule}}, got {type(rules_after).__name__}.")
         return Credit(0.0, record)
-    covered = 0
+    held = next_ops_held(read_lock(_OUTSIDE[-1][1] if _OUTSIDE else None))
+    covered, by_words = 0.0, []
     for item in missed:
-        problem = _rule_after_problem(rules_after.get(item))
-        if problem:
-            print(f"  item {item} {catalogue.op(item).expr}: {problem}")
+        op, rule = catalogue.op(item), rules_after.get(item)
+        if problem := _rule_problem(rule):
+            print(f"  item {item} {op.expr}: {problem}")
+        elif ops := held.get(op.family):
+            right = [op_id for op_id, hit in ops if hit]
+            wrong = [op_id for op_id, hit in ops if not hit]
+            covered += len(right) / len(ops)
+            said = f"held on {', '.join(right)}" if right else "held on none of them"
+            missed_on = f"; not on {', '.join(wrong)}" if right and wrong else ""
+            print(
+                f"  item {item} {op.expr}: your rule was tested on your next ops of its family "
+                f"({op.family}): it {said}{missed_on}."
+            )
+        elif problem := _rule_words_problem(rule):
+            print(f"  item {item} {op.expr}: no next op of its family ({op.family}) in your "
+                  f"draw, so it is judged by what it names: {problem}")  # fmt: skip
         else:
             covered += 1
-    print(f"{covered}/{len(missed)} missed items have a rule that would have saved them.")
+            by_words.append(item)
+    print(
+        f"{covered:.3g}/{len(missed)} missed items have a rule that held: on the locked next ops "
+        "of their family, or (where your draw had none) by naming what decides it."
+    )
+    if by_words:
+        print(f"Judged by what they name, your draw having no next op of their family: items "
+              f"{', '.join(map(str, by_words))}.")  # fmt: skip
     return Credit(_credit(points, covered, len(missed)), record)
+
+
+def next_ops_held(record) -> dict[str, list[tuple[str, bool]]]:
+    """Per family, this hand-in's next ops and whether its locked NEXT_PREDICTIONS got each one
+    right (measured); empty without a genuine lock of them."""
+    held = record.part(NEXT.key) if record is not None else None
+    if held is None or not matches(held.answers, held.fingerprint) or not record.revealed_at:
+        return {}
+    measured = measure_pool()
+    found: dict[str, list[tuple[str, bool]]] = {}
+    for op in hand_in_draw(record):
+        answer = held.answers.get(op.id)
+        hit = answer is not None and answer[0] == measured[op.id].verdict
+        found.setdefault(op.family, []).append((op.id, hit))
+    return found
 
 
 def _not_written(predictions: object, name: str = "PREDICTIONS") -> str | None:
@@ -263,13 +302,17 @@ def _measured(number: int, copying: frozenset[int]) -> str:
     return "copy" if number in copying else "no copy"
 
 
-def _rule_after_problem(rule: object) -> str | None:
+def _rule_problem(rule: object) -> str | None:
+    """Why a rule after is no rule at all (missing, not text, empty, "it depends", "I ran it")."""
     if rule is None:
         return "no rule in RULES_AFTER"
     if not isinstance(rule, str):
         return f"the rule must be a string, got {type(rule).__name__}"
-    if (problem := rule_problem(rule)) is not None:
-        return problem
+    return rule_problem(rule)
+
+
+def _rule_words_problem(rule: str) -> str | None:
+    """Why a rule that meets no next op does not name what decides it, else None."""
     if not RULE_WORDS.search(rule):
         return "a rule names strides, storage, contiguity, dtype, device or bytes"
     return None

@@ -42,6 +42,7 @@ from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import ItemTruth, measured_truth
 from viewcopy.exercise.next_ops import measure_pool
 from viewcopy.exercise.next_predictions import NEXT
+from viewcopy.exercise.part import rule_problem
 from viewcopy.exercise.predictions import VERDICT_CHOICES
 from viewcopy.exercise.production import PRODUCTION
 from viewcopy.exercise.production_model import copy_lines, forward_listing
@@ -56,6 +57,7 @@ from viewcopy.exercise.scoring import (
 )
 from viewcopy.grading.record import FAILED, INTERRUPTED, read_record, record_path
 from viewcopy.locking.judge import LockPolicy
+from viewcopy.notebook.checks import next_ops_held
 from viewcopy.notebook.miss_lines import Miss, parse_misses
 
 REFUSED = "tried to lock after the reveal"
@@ -117,6 +119,15 @@ class StudentLine:
     next_total: int = 0
     families: Mapping[str, tuple[int, int, int, int]] = field(default_factory=dict)
     """Family -> (right on the twenty, of how many, right on the next ops, of how many)."""
+    rules: Mapping[str, tuple[int, int, float]] = field(default_factory=dict)
+    """Family -> (missed items with a rule after, of those tested on the next ops, how far they
+    held there, summed: each 0-1)."""
+
+    @property
+    def rules_never_held(self) -> bool:
+        """Rules after were tested on the next ops and none of them held at all."""
+        tested = [(n, held) for _, n, held in self.rules.values() if n]
+        return bool(tested) and not any(held for _, held in tested)
 
     @property
     def memorised(self) -> bool:
@@ -202,6 +213,21 @@ class ClassReport:
     """Per family, the class's share right on the twenty against on the next ops."""
     thought_free: tuple[tuple[int, str, tuple[str, ...]], ...] = ()
     """Each line of the production forward that copies: (line, code, who said "no copy")."""
+
+    @property
+    def rule_families(self) -> dict[str, tuple[int, int, float]]:
+        """Per family, over the class: missed items with a rule after, how many met next ops of
+        their family, and the share of those they held on (None: none met any)."""
+        sums: dict[str, list] = {}
+        for s in self.students:
+            for family, (with_rule, tested, held) in s.rules.items():
+                total = sums.setdefault(family, [0, 0, 0.0])
+                total[0], total[1], total[2] = (
+                    total[0] + with_rule,
+                    total[1] + tested,
+                    total[2] + held,
+                )
+        return {f: (w, t, h / t if t else None) for f, (w, t, h) in sorted(sums.items())}
 
     @property
     def lock_counts(self) -> dict[str, int]:
@@ -326,7 +352,30 @@ def _student_line(
         passes=bool(score and score.passed),
         flag=_flag(score),
         **_next_part(handin, table),
+        rules=_rules_part(handin, table),
     )
+
+
+def _rules_part(handin: HandIn, table: Mapping[int, ItemTruth]) -> dict:
+    """Per family: the missed items with a rule after, how many met next ops of their family,
+    and how far they held there (as `check_rules_after` credits them)."""
+    if handin.submitted is None or not isinstance(handin.rules_after, dict):
+        return {}
+    held = next_ops_held(handin.record)
+    found: dict[str, list] = {}
+    for item, prediction in handin.submitted.items():
+        rule = handin.rules_after.get(item)
+        if judge_prediction(prediction, table[item])[0] or not isinstance(rule, str):
+            continue
+        if rule_problem(rule) is not None:
+            continue
+        family = catalogue.op(item).family
+        counts = found.setdefault(family, [0, 0, 0.0])
+        counts[0] += 1
+        if ops := held.get(family):
+            counts[1] += 1
+            counts[2] += sum(hit for _, hit in ops) / len(ops)
+    return {family: tuple(c) for family, c in found.items()}
 
 
 def _next_part(handin: HandIn, table: Mapping[int, ItemTruth]) -> dict:
@@ -438,7 +487,9 @@ def rows(report: ClassReport) -> Iterator[tuple[str, str, str, object]]:
     Sections: class (counts, the scoring policy, the base rate, the mean raw and balanced
     scores), misconceptions (per item), lock (per state), production (per copying line of the
     forward: how many thought it free), transfer (per family: right and total
-    on the twenty and on the next ops), student (lock, right, balanced, credited_right, passes,
+    on the twenty and on the next ops), rules_after (per family: missed items with a rule, how
+    many met next ops of their family, the share they held there; students whose never held),
+    student (lock, right, balanced, credited_right, passes,
     flag, next_right, memorised, totals), grades (gradebook score per cell; empty: graded by
     hand), grade_max, classify_runs, traps (per case), specificity (per question), problems.
     """
@@ -461,6 +512,13 @@ def rows(report: ClassReport) -> Iterator[tuple[str, str, str, object]]:
         mean_balanced = sum(s.balanced for s in read) / len(read)
         yield "class", report.assignment, "mean_balanced", round(mean_balanced, 4)
     yield "class", report.assignment, "no_better_than_base", sum(bool(s.flag) for s in read)
+    for family, (with_rule, tested, held) in report.rule_families.items():
+        yield "rules_after", family, "with_rule", with_rule
+        yield "rules_after", family, "tested", tested
+        yield "rules_after", family, "held_share", None if held is None else round(held, 4)
+    for student in report.students:
+        if student.rules_never_held:
+            yield "rules_after", student.student, "never_held", True
     for m in report.misconceptions:
         key = f"{m.item} {m.expr}"
         yield "misconceptions", key, "wrong", m.wrong
@@ -551,6 +609,19 @@ def terminal_summary(report: ClassReport) -> str:
     lines.append(
         "production lines that ask for a layout copy, thought free most: "
         + ("; ".join(f"{n} {code} ({len(s)} students)" for n, code, s in free if s) or "none")
+    )
+    families = report.rule_families
+    never = [s.student for s in report.students if s.rules_never_held]
+    lines.append(
+        "rules after, per family (missed items with a rule; tested on the next ops; held there): "
+        + (
+            "; ".join(
+                f"{f} {w}; {t}; " + (f"{held:.0%}" if held is not None else "—")
+                for f, (w, t, held) in families.items()
+            )
+            or "none"
+        )
+        + f"; rules that never held: {', '.join(never) or 'none'}"
     )
     worst = sorted(report.misconceptions, key=lambda m: -m.wrong)[:5]
     lines.append(
