@@ -20,6 +20,7 @@ from viewcopy.plugins import (  # the one path a course config names
     CapOutputs,
     HideHiddenTests,
     KeepHandedInLock,
+    PartsWithScores,
     PlaceHandedInLock,
     PredictionScoring,
     RestoreMissingCells,
@@ -91,11 +92,13 @@ c.LockService.unverified_locks_earn_credit = True
 # Solution regions become a comment: PREDICTIONS keeps its placeholders, classify its docstring.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE"}
 
-# Feedback: hidden tests (and tracebacks quoting them) never reach students; the explorer widget
+# Feedback: the opening table of graded parts shows the student's score in each; hidden tests (and
+# tracebacks quoting them) never reach students; the explorer widget
 # shows its static diagram (feedback pages have no live widgets); what the page renders is
 # sanitized again (a notebook autograded before the sanitizer was configured is cleaned here).
 c.GenerateFeedback.preprocessors = [
     GetGrades,
+    PartsWithScores,
     HideHiddenTests,
     StaticWidgets,
     SanitizeForInstructor,

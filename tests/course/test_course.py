@@ -186,3 +186,14 @@ def test_validate_passes_on_the_master_and_fails_on_the_release_stubs(tmp_path):
     stub = validate(tmp_path / "release" / "view_or_copy.ipynb")
     assert "VALIDATION FAILED ON" in stub.stdout
     assert "PredictionError" in stub.stdout and "the verdict is empty" in stub.stdout
+
+
+def test_feedback_opens_with_the_graded_parts_and_what_the_student_earned_in_each(cycle):
+    course, results = cycle
+    for student_id in ("perfect", "fifteen"):
+        page = course / "feedback" / student_id / ASSIGNMENT / "view_or_copy.html"
+        text = page.read_text(encoding="utf-8")
+        scores = results[student_id].scores
+        automatic = sum(v for v in scores.values() if v is not None)
+        assert "your score" in text, student_id
+        assert f"{automatic:g} + by hand" in text, (student_id, automatic)

@@ -12,7 +12,7 @@ from support.course_notebook import RELEASE, ROOT, SOURCE
 
 from viewcopy import notebook as lab
 from viewcopy.course.assignment import grade_id
-from viewcopy.notebook.parts_table import CARD_MINUTES, PARTS, Part, parts_frame
+from viewcopy.notebook.parts_table import CARD_MINUTES, PARTS, GradedPart, parts_frame
 
 CARD = (ROOT / "docs" / "lab_card.txt").read_text(encoding="utf-8")
 
@@ -27,7 +27,7 @@ def graded_cells(path=SOURCE) -> dict[str, int]:
     }
 
 
-def problems(parts: tuple[Part, ...], graded: dict[str, int]) -> list[str]:
+def problems(parts: tuple[GradedPart, ...], graded: dict[str, int]) -> list[str]:
     """What the declared parts get wrong about the master's graded cells."""
     declared = [name for part in parts for name, _ in part.cells]
     found = [f"{name} is in no part of the table" for name in graded if name not in declared]

@@ -5,6 +5,7 @@ this declaration, and a test holds it to the master's graded cells (their nbgrad
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import pandas as pd
@@ -14,7 +15,7 @@ CARD_MINUTES = 75
 
 
 @dataclass(frozen=True)
-class Part:
+class GradedPart:
     """One graded part of the notebook: its graded cells (grade id -> points, in notebook order),
     what the student does, the minutes it is budgeted, and whether it is the stretch."""
 
@@ -30,40 +31,40 @@ class Part:
 
 
 PARTS = (
-    Part(
+    GradedPart(
         "predictions",
         (("score_predictions", 5),),
         "the twenty, each a verdict and its rule, locked before the reveal (full credit from "
         "16/20 right before looking, or as the course's policy says)",
         20,
     ),
-    Part(
+    GradedPart(
         "rules after",
         (("check_rules_after", 2),),
         "for every item you missed, the rule that would have saved it",
         5,
     ),
-    Part(
+    GradedPart(
         "next ops",
         (("score_next", 4),),
         "ten ops you have not seen, predicted with your rules, locked, revealed (full credit "
         "from 8/10 right before looking)",
         10,
     ),
-    Part(
+    GradedPart(
         "the dangerous five",
         tuple(c for n in range(21, 26) for c in ((f"answer_{n}", 2), (f"specific_{n}", 1))),
         "questions 21-25, one or two sentences each (graded by hand, plus a specificity check), "
         "then what question 25's copies cost, measured",
         20,
     ),
-    Part(
+    GradedPart(
         "production",
         (("score_production", 2),),
         "which lines of a small vision transformer's forward copy, locked before the profile",
         10,
     ),
-    Part(
+    GradedPart(
         "classify",
         (("test_classify_visible", 3), ("test_classify_hidden", 5)),
         "classify(op_result, parent) by storage: the twenty, then hidden trap cases",
@@ -92,12 +93,24 @@ def cells_label(cells: tuple[tuple[str, int], ...]) -> str:
     return ", ".join(labels)
 
 
-def parts_frame() -> pd.DataFrame:
-    """The graded parts: their cells, what each asks, its minutes and points, and the totals."""
+def parts_frame(scores: Mapping[str, float | None] | None = None) -> pd.DataFrame:
+    """The graded parts: their cells, what each asks, its minutes and points, and the totals;
+    with `scores` (grade id -> score, None while graded by hand), what this hand-in earned."""
     rows = []
     for part in PARTS:
         name = f"{part.name} (stretch)" if part.stretch else part.name
         rows.append([name, cells_label(part.cells), part.what, part.minutes, part.points])
     rows.append(["total", "", "", sum(p.minutes for p in PARTS), sum(p.points for p in PARTS)])
     frame = pd.DataFrame(rows, columns=["part", "graded cells", "what you do", "minutes", "points"])
+    if scores is not None:
+        every = tuple(cell for part in PARTS for cell in part.cells)
+        frame["your score"] = [*(earned(p.cells, scores) for p in PARTS), earned(every, scores)]
     return frame.set_index("part")
+
+
+def earned(cells: tuple[tuple[str, int], ...], scores: Mapping[str, float | None]) -> str:
+    """What these cells earned, `3.5`, or `3.5 + by hand` while some are still graded by hand."""
+    known = [scores[name] for name, _ in cells if scores.get(name) is not None]
+    pending = any(scores.get(name) is None for name, _ in cells)
+    total = f"{sum(known):g}" if known else "0"
+    return f"{total} + by hand" if pending else total

@@ -15,6 +15,7 @@ HOMES = {
     "CapOutputs": "output_cap",
     "HideHiddenTests": "feedback",
     "KeepHandedInLock": "handed_in_lock",
+    "PartsWithScores": "feedback",
     "PlaceHandedInLock": "handed_in_lock",
     "PredictionScoring": "scoring_policy",
     "RestoreMissingCells": "restore",

@@ -1,5 +1,5 @@
 """Feedback preprocessors for nbgrader: hidden tests never reach students, tracebacks included,
-and widgets show their static copy.
+widgets show their static copy, and the opening table of graded parts shows the student's scores.
 
 nbgrader's feedback HTML keeps the autograded notebook's test cells whole (hidden tests restored)
 and a failing cell's traceback quotes its source. `HideHiddenTests` removes the hidden region and
@@ -11,6 +11,8 @@ from __future__ import annotations
 from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+PARTS_CELL = "parts"
+"""The grade id of the cell that shows the graded parts (`lab.parts()`)."""
 
 
 class HideHiddenTests(ClearHiddenTests):
@@ -39,3 +41,30 @@ class StaticWidgets(NbGraderPreprocessor):
             if WIDGET_VIEW in data and "text/html" in data:
                 del data[WIDGET_VIEW]
         return cell, resources
+
+
+class PartsWithScores(NbGraderPreprocessor):
+    """The opening table of graded parts, with what this hand-in earned in each (after
+    `GetGrades`, which puts each graded cell's score in its metadata)."""
+
+    def preprocess(self, nb, resources):
+        from nbformat.v4 import new_output
+
+        from viewcopy.display.table import html_table
+        from viewcopy.notebook.parts_table import parts_frame
+
+        scores = {
+            meta["grade_id"]: meta.get("score")
+            for cell in nb.cells
+            if (meta := cell.metadata.get("nbgrader", {})).get("grade") and "grade_id" in meta
+        }
+        frame = parts_frame(scores)
+        for cell in nb.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id") == PARTS_CELL:
+                cell.outputs = [
+                    new_output(
+                        "display_data",
+                        {"text/html": html_table(frame), "text/plain": frame.to_string()},
+                    )
+                ]
+        return nb, resources

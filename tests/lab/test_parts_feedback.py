@@ -1,0 +1,35 @@
+"""Feedback opens with the table of graded parts and what the hand-in earned in each."""
+
+from __future__ import annotations
+
+import nbformat
+from support.course_notebook import SOURCE
+
+from viewcopy.notebook.parts_table import PARTS
+from viewcopy.plugins import PartsWithScores
+
+
+def graded(notebook, scores: dict) -> None:
+    for cell in notebook.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade"):
+            meta["score"] = scores.get(meta["grade_id"])
+
+
+def test_the_parts_cell_shows_each_part_s_score_and_the_total():
+    notebook = nbformat.read(SOURCE, 4)
+    scores = {name: points / 2 for part in PARTS for name, points in part.cells}
+    scores["answer_21"] = None  # graded by hand, not yet
+    graded(notebook, scores)
+    PartsWithScores().preprocess(notebook, {})
+    (cell,) = [
+        c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "parts"
+    ]
+    shown = cell.outputs[0]["data"]["text/plain"]
+    for part in PARTS:
+        earned = sum(scores[name] or 0 for name, _ in part.cells)
+        pending = any(scores[name] is None for name, _ in part.cells)
+        assert f"{earned:g}{' + by hand' if pending else ''}" in shown, part.name
+    total = sum(v for v in scores.values() if v is not None)
+    assert f"{total:g} + by hand" in shown and "your score" in shown
+    assert "<script" not in cell.outputs[0]["data"]["text/html"]
