@@ -44,8 +44,9 @@ class StaticWidgets(NbGraderPreprocessor):
 
 
 class PartsWithScores(NbGraderPreprocessor):
-    """The opening table of graded parts, with what this hand-in earned in each (after
-    `GetGrades`, which puts each graded cell's score in its metadata)."""
+    """The opening table of graded parts, with what this hand-in earned in each: the gradebook's
+    scores, a cell still to be graded by hand counted as pending (without a gradebook, the
+    scores `GetGrades` put in the cells' metadata)."""
 
     def preprocess(self, nb, resources):
         from nbformat.v4 import new_output
@@ -53,12 +54,7 @@ class PartsWithScores(NbGraderPreprocessor):
         from viewcopy.display.table import html_table
         from viewcopy.notebook.parts_table import parts_frame
 
-        scores = {
-            meta["grade_id"]: meta.get("score")
-            for cell in nb.cells
-            if (meta := cell.metadata.get("nbgrader", {})).get("grade") and "grade_id" in meta
-        }
-        frame = parts_frame(scores)
+        frame = parts_frame(_scores(nb, resources.get("nbgrader", {})))
         for cell in nb.cells:
             if cell.metadata.get("nbgrader", {}).get("grade_id") == PARTS_CELL:
                 cell.outputs = [
@@ -68,3 +64,26 @@ class PartsWithScores(NbGraderPreprocessor):
                     )
                 ]
         return nb, resources
+
+
+def _scores(nb, info: dict) -> dict[str, float | None]:
+    """Each graded cell's score by grade id; None while it waits to be graded by hand."""
+    graded = {
+        meta["grade_id"]: meta.get("score")
+        for cell in nb.cells
+        if (meta := cell.metadata.get("nbgrader", {})).get("grade") and "grade_id" in meta
+    }
+    if "db_url" not in info:
+        return graded
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(info["db_url"]) as gradebook:
+        for grade_id in graded:
+            try:
+                grade = gradebook.find_grade(
+                    grade_id, info["notebook"], info["assignment"], info["student"]
+                )
+            except MissingEntry:
+                continue
+            graded[grade_id] = None if grade.needs_manual_grade else grade.score
+    return graded
