@@ -182,11 +182,11 @@ def lock(
     receipt, problem = service.ask(part, "lock", fingerprint(answered)) if service else (None, "")
     receipts = [receipt] if receipt else []
     if current.state == "locked":  # locked before, unverified: keep its time, add the receipt
-        save(record.with_part(part.key, replace(held, receipts=receipts, not_verified=problem)),
-             directory)  # fmt: skip
+        updated = record.with_part(part.key, replace(held, receipts=receipts, not_verified=problem))
+        save(updated, directory)
     else:
-        write_lock(part, answers, directory, receipts=receipts, not_verified=problem)
-    return part_status(part, answers, read_lock(directory))
+        updated = write_lock(part, answers, directory, receipts=receipts, not_verified=problem)
+    return part_status(part, answers, updated)
 
 
 def reveal(
@@ -225,9 +225,11 @@ def reveal(
     if service is not None and not problem:
         receipt, problem = service.ask(part, "reveal", held.fingerprint)
         receipts += [receipt] if receipt else []
-    revealed = replace(held, revealed_at=now(), receipts=receipts, not_verified=problem)
-    save(record.with_part(part.key, revealed), directory)
-    return part_status(part, answers, read_lock(directory))
+    updated = record.with_part(
+        part.key, replace(held, revealed_at=now(), receipts=receipts, not_verified=problem)
+    )
+    save(updated, directory)
+    return part_status(part, answers, updated)
 
 
 def changed_after_reveal(part: PartName, current: LockStatus, held: PartLock) -> str:

@@ -26,7 +26,7 @@ from viewcopy.engine.layout import Layout
 from viewcopy.engine.torch_range import below_floor
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measure_catalogue, measured_truth
-from viewcopy.exercise.next_ops import measure_pool
+from viewcopy.exercise.next_ops import measure_pool, op_by_id
 from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
 from viewcopy.exercise.part import Part, Prediction, PredictionError
 from viewcopy.exercise.predictions import TWENTY
@@ -192,14 +192,14 @@ def lock_next(next_predictions: object, *, directory=None) -> NextSheet:
     Raises PredictionError (naming every bad id, writing nothing) or LockError.
     """
     parsed, state = locked(NEXT, next_predictions, directory)
-    return NextSheet(hand_in_draw(read_lock(directory)), parsed, state)
+    return NextSheet(tuple(map(op_by_id, parsed)), parsed, state)  # parsed in draw order
 
 
 def reveal_next(next_predictions: object, *, directory=None) -> NextSheet:
     """Measure this hand-in's ten and show the truth, the evidence and each miss's diagram;
     refuses (LockError) unless NEXT_PREDICTIONS are exactly what was locked."""
     parsed, state = revealed(NEXT, next_predictions, directory)
-    ops, measured = hand_in_draw(read_lock(directory)), measure_pool()
+    ops, measured = tuple(map(op_by_id, parsed)), measure_pool()
     return NextSheet(ops, parsed, state, {op.id: measured[op.id] for op in ops})
 
 

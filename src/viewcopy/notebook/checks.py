@@ -31,6 +31,7 @@ from viewcopy.exercise.written import ComputedSheet, unwritten_reason
 from viewcopy.locking.canonical import matches
 from viewcopy.locking.file import LockError, read_lock
 from viewcopy.locking.flow import LockStatus, part_status
+from viewcopy.locking.record import LockRecord
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
 from viewcopy.notebook.miss_lines import miss_line, total_line
 
@@ -78,6 +79,11 @@ def judged_outside(lock: LockJudge, folder: Path | None = None) -> Iterator[None
         _OUTSIDE.pop()
 
 
+def _handed_in_lock() -> LockRecord | None:
+    """The lock a check judges by: the hand-in's (when the grader judges), else the kernel's."""
+    return read_lock(_OUTSIDE[-1][1] if _OUTSIDE else None)
+
+
 def local_lock(folder: Path) -> LockJudge:
     """The lock file in `folder` (a hand-in's copy) decides, as it does in the kernel."""
     return lambda part, parsed: part_status(part, parsed, read_lock(folder))
@@ -110,7 +116,7 @@ def _part_credit(
     value: object,
     record: dict,
     points: float,
-    assess: Callable[[dict[Key, Prediction]], Assessment],
+    assess: Callable[[dict[Key, Prediction], LockRecord | None], Assessment],
 ) -> Credit:
     """Every part's check: nothing for a sheet not written out, the sheet parsed for this
     hand-in, its lock judged, then the part's own assessment; credit only when locked before
@@ -119,7 +125,7 @@ def _part_credit(
     if (reason := _not_written(value, part.label)) is not None:
         print(f"{reason}\nCredit: 0/{points:g}")
         return Credit(0.0, record)
-    lock_record = read_lock(_OUTSIDE[-1][1] if _OUTSIDE else None)
+    lock_record = _handed_in_lock()
     try:
         parsed = part.parse(value, part.keys(lock_record))
     except (LockError, PredictionError) as exc:
@@ -128,7 +134,7 @@ def _part_credit(
         print(f"{exc}\nCredit: 0/{points:g}")
         return Credit(0.0, record)
     lock = _OUTSIDE[-1][0](part, parsed) if _OUTSIDE else part_status(part, parsed, lock_record)
-    headline, misses, share = assess(parsed)
+    headline, misses, share = assess(parsed, lock_record)
     print("\n".join([*headline, lock.reason, *misses]))
     credit = round(points * share, 4) if lock.state == "locked" else 0.0
     print(f"Credit: {credit:g}/{points:g}")
@@ -146,7 +152,7 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
     table = measured_truth()
     missed: list[int] = []
 
-    def assess(parsed: dict[int, Prediction]) -> Assessment:
+    def assess(parsed: dict[int, Prediction], _) -> Assessment:
         judged = {item: judge_prediction(p, table[item]) for item, p in parsed.items()}
         missed.extend(item for item, (right, _) in judged.items() if not right)
         score = score_sheet(parsed, table)
@@ -189,7 +195,7 @@ def rules_after_credit(predictions: object, rules_after: object, *, points: floa
     if not isinstance(rules_after, Mapping):
         print(f"RULES_AFTER must be a dict {{item: rule}}, got {type(rules_after).__name__}.")
         return Credit(0.0, record)
-    held = next_ops_held(read_lock(_OUTSIDE[-1][1] if _OUTSIDE else None))
+    held = next_ops_held(_handed_in_lock())
     covered, by_words = 0.0, []
     for item in missed:
         op, rule = catalogue.op(item), rules_after.get(item)
@@ -249,8 +255,8 @@ def next_credit(next_predictions: object, *, points: float = 4) -> float:
     below; none if changed after their lock, never locked, or not written out."""
     record = {"check": "next_credit", "next_predictions": encode(next_predictions)}
 
-    def assess(parsed: dict[str, Prediction]) -> Assessment:
-        ops = hand_in_draw(read_lock(_OUTSIDE[-1][1] if _OUTSIDE else None))
+    def assess(parsed: dict[str, Prediction], lock_record: LockRecord | None) -> Assessment:
+        ops = hand_in_draw(lock_record)
         measured = measure_pool()
         missed = [op for op in ops if parsed[op.id].verdict != measured[op.id].verdict]
         right = len(ops) - len(missed)
@@ -274,7 +280,7 @@ def production_credit(production: object, *, points: float = 2) -> float:
     written out."""
     record = {"check": "production_credit", "production": encode(production)}
 
-    def assess(parsed: dict[int, Prediction]) -> Assessment:
+    def assess(parsed: dict[int, Prediction], _) -> Assessment:
         copying, ungraded = copy_lines(), internal_copy_lines() - copy_lines()
         listing = forward_listing()
         wrong = [
