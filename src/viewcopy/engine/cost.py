@@ -125,11 +125,12 @@ def _seconds(call: Callable[[], object], device: str) -> float:
     return time.perf_counter() - start_s
 
 
-def _conv_seconds(shape: tuple[int, ...], device: str) -> float:
-    """One NCHW conv on `shape`, timed after a warm-up."""
+def _conv_seconds(shape: tuple[int, ...], device: str, tries: int = 3) -> float:
+    """An NCHW conv on `shape` after a warm-up: the fastest of `tries` timed runs, so that one
+    run slowed by another process on the machine does not scale the batch down."""
     x, weight = _inputs(shape, device)
     F.conv2d(x, weight, padding=1)
-    return _seconds(lambda: F.conv2d(x, weight, padding=1), device)
+    return min(_seconds(lambda: F.conv2d(x, weight, padding=1), device) for _ in range(tries))
 
 
 def _fitting_shape(shape: tuple[int, ...], device: str) -> tuple[int, ...]:
