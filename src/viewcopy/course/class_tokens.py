@@ -1,0 +1,74 @@
+"""Every student's lock token at once: one `student,token` CSV row per student of the course's
+nbgrader gradebook, in id order, with the service's key loaded once."""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import tempfile
+from pathlib import Path
+
+from viewcopy.course.assignment import COURSE_ID, gradebook_url, sqlite_file
+from viewcopy.locking.receipts import student_token
+from viewcopy.locking.store import init_data, load_key
+
+HEADER = ("student", "token")
+
+
+class NoStudents(LookupError):
+    """The course's gradebook lists no student, so there is no one to issue a token to."""
+
+
+def class_tokens(data_dir: Path, course: Path = Path(".")) -> list[tuple[str, str]]:
+    """(student, token) of every student in the course's gradebook, in id order (initializes
+    the data folder if needed, as `issue_token` does)."""
+    students = gradebook_students(Path(course))
+    init_data(data_dir)
+    key = load_key(data_dir)
+    return [(student, student_token(key, student)) for student in students]
+
+
+def gradebook_students(course: Path) -> list[str]:
+    """The student ids of the course's gradebook, sorted; FileNotFoundError without a gradebook,
+    NoStudents when it lists none."""
+    from nbgrader.api import Gradebook
+
+    course = course.resolve()
+    url = gradebook_url(course)
+    path = sqlite_file(url)
+    if path is not None and not path.is_file():  # Gradebook would create an empty one
+        raise FileNotFoundError(
+            f"{course} has no gradebook ({path} is missing): pass --course with the nbgrader "
+            "course folder, or set c.CourseDirectory.db_url in its nbgrader_config.py"
+        )
+    with Gradebook(url, COURSE_ID) as gradebook:
+        students = sorted(student.id for student in gradebook.students)
+    if not students:
+        raise NoStudents(
+            f"the gradebook of {course} has no students: add them with `nbgrader db student "
+            "add ID` or `nbgrader db student import FILE.csv` in the course, then issue the tokens"
+        )
+    return students
+
+
+def tokens_csv(rows: list[tuple[str, str]]) -> str:
+    """The rows as CSV text with the header `student,token`, quoted where a field needs it."""
+    text = io.StringIO()
+    writer = csv.writer(text, lineterminator="\n")
+    writer.writerow(HEADER)
+    writer.writerows(rows)
+    return text.getvalue()
+
+
+def write_tokens(rows: list[tuple[str, str]], out: Path) -> None:
+    """Write the CSV to `out`, mode 0600 (the tokens are secrets), replacing it atomically."""
+    out = Path(out)
+    handle, temporary = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
+    try:
+        with os.fdopen(handle, "w", newline="") as file:
+            file.write(tokens_csv(rows))
+        os.replace(temporary, out)
+    except BaseException:
+        os.unlink(temporary)
+        raise
