@@ -21,6 +21,12 @@ if ! command -v bwrap >/dev/null; then
 fi
 python3 -m venv .venv
 .venv/bin/python -m pip install --quiet ${TORCH_SPEC:-torch==2.13.0}
-.venv/bin/python -m pip install --quiet -e '.[test,course]'
+.venv/bin/python -m pip install --quiet -e '.[test,course,hub]'
+# JupyterHub's proxy (`viewcopy hub`) is a node program: into .venv/bin, beside jupyterhub.
+if command -v npm >/dev/null; then
+    npm install --global --silent --prefix .venv configurable-http-proxy@5 >/dev/null
+else
+    echo "note: install node and npm for \`viewcopy hub\` (JupyterHub's configurable-http-proxy)" >&2
+fi
 echo "$wanted" > "$stamp"
 echo "ready: $(.venv/bin/python -c 'import torch, viewcopy; print("torch", torch.__version__)')"

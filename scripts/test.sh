@@ -7,13 +7,13 @@ scripts/setup.sh
 export PATH="$PWD/.venv/bin:$PATH"
 ruff check src tests benchmarks
 # --fast: only the tests that need no course, browser, server or sandbox (about a minute here).
-FAST="not (course or sandbox or cluster or browser or postgres or service or slow)"
+FAST="not (course or sandbox or cluster or browser or postgres or service or hub or slow)"
 if [ "${1:-}" = "--fast" ]; then
     shift
     rc=0
     python -m pytest -m "$FAST" "$@" || rc=$?
     echo "fast subset only: scripts/test.sh runs everything (as CI does), -m course (or sandbox,"
-    echo "cluster, browser, postgres, service, slow) one part"
+    echo "cluster, browser, postgres, service, hub, slow) one part"
     exit "$rc"
 fi
 python -m pytest "$@"

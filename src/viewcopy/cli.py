@@ -119,6 +119,22 @@ def build_parser() -> argparse.ArgumentParser:
     token = actions.add_parser("token", help="print a student's token for the lock service")
     token.add_argument("student")
     token.add_argument("--data", default=argparse.SUPPRESS, help="the service's folder")
+    tokens = actions.add_parser(
+        "tokens", help="every student's token, from the course's gradebook, as student,token CSV"
+    )
+    tokens.add_argument("--data", default=argparse.SUPPRESS, help="the service's folder")
+    tokens.add_argument("--course", default=".", help="the nbgrader course folder")
+    tokens.add_argument("--out", help="the CSV file to write, mode 0600 (default: stdout)")
+
+    hub = commands.add_parser(
+        "hub", help="the course on a JupyterHub on this machine, until Ctrl-C (docs/jupyterhub.md)"
+    )
+    hub.add_argument("--repo", default=".", help="the course repository (deploy/jupyterhub/)")
+    hub.add_argument("--state", default="hub_state", help="its folder (kept between starts)")
+    hub.add_argument("--port", type=_positive, default=8000, help="the hub's port on 127.0.0.1")
+    hub.add_argument(
+        "--students", default="alice,bob", help="comma-separated hub user names of the students"
+    )
 
     report = commands.add_parser(
         "report", help="the class report of a graded course: misconceptions, locks, scores, traps"
@@ -261,12 +277,36 @@ def run_five(args: argparse.Namespace) -> str:
 
 
 def run_lock_service(args: argparse.Namespace) -> str:
+    if args.action == "tokens":
+        from viewcopy.course import class_tokens as tokens
+
+        try:
+            rows = tokens.class_tokens(Path(args.data), Path(args.course))
+        except tokens.NoStudents as exc:
+            raise UsageError(str(exc)) from None
+        if args.out is None:
+            return tokens.tokens_csv(rows).removesuffix("\n")  # print ends the last row
+        tokens.write_tokens(rows, Path(args.out))
+        return f"wrote {len(rows)} tokens to {args.out} (mode 0600: give each student only theirs)"
+
     from viewcopy.locking.service import issue_token, serve
 
     if args.action == "token":
         return issue_token(Path(args.data), args.student)
     serve(Path(args.data), args.host, args.port)
     return "lock service stopped"
+
+
+def run_hub(args: argparse.Namespace) -> str:
+    from viewcopy.hub.launch import free_ports, serve
+    from viewcopy.hub.state import prepare
+
+    students = [s.strip() for s in args.students.split(",") if s.strip()]
+    if not students:
+        raise UsageError("--students names no student: give hub user names, e.g. alice,bob")
+    repo = Path(args.repo)
+    state = prepare(repo, Path(args.state), args.port, free_ports(3), students)
+    return serve(repo, state, say=lambda text: print(text, flush=True))  # seen while it runs
 
 
 def run_report(args: argparse.Namespace) -> str:
@@ -318,6 +358,7 @@ COMMANDS = {
     "report": run_report,
     "five": run_five,
     "lock-service": run_lock_service,
+    "hub": run_hub,
 }
 
 

@@ -10,8 +10,6 @@ Slow (a JupyterLab server and its kernel, then the session's graded course): a f
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
 import shutil
 import time
@@ -20,6 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
+from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium
 from support.course_notebook import RELEASE, ROOT
 from support.payloads import STUDENT, img
 
@@ -40,29 +39,7 @@ from viewcopy.locking.record import LOCK_FILE
 
 pytestmark = [pytest.mark.browser, pytest.mark.course]
 
-CHROMIUM = Path("/usr/bin/chromium")  # Debian's; Playwright's own download is not used
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-def unavailable(reason: str) -> None:
-    """Skip this module; fail it instead where VIEWCOPY_REQUIRE_BROWSER=1 (CI)."""
-    if os.environ.get("VIEWCOPY_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{reason}, and VIEWCOPY_REQUIRE_BROWSER=1 requires this test", pytrace=False)
-    pytest.skip(reason, allow_module_level=True)
-
-
-if importlib.util.find_spec("playwright") is None:
-    unavailable("playwright is not installed (pip install playwright)")
-if not CHROMIUM.exists():
-    unavailable(f"no {CHROMIUM} (apt-get install chromium)")
+require_chromium("VIEWCOPY_REQUIRE_BROWSER")
 
 from playwright.sync_api import Error, expect, sync_playwright  # noqa: E402
 from support.browser_lab import (  # noqa: E402 (after the checks: it imports playwright)

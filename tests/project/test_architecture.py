@@ -32,6 +32,7 @@ LAYERS = (
     "report",
     "five",
     "demo",
+    "hub",
     "cli",
 )
 """Lowest first: a module may import its own layer and the layers before it, never after."""

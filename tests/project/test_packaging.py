@@ -25,8 +25,9 @@ def conda_specs() -> dict[str, str]:
     return specs
 
 
-def test_every_runtime_and_course_requirement_is_in_conda_with_the_same_range():
-    wanted = [*PROJECT["dependencies"], *PROJECT["optional-dependencies"]["course"]]
+def test_every_runtime_course_and_hub_requirement_is_in_conda_with_the_same_range():
+    extras = PROJECT["optional-dependencies"]
+    wanted = [*PROJECT["dependencies"], *extras["course"], *extras["hub"]]
     expected = {}
     for text in wanted:
         requirement = Requirement(text)
@@ -35,7 +36,8 @@ def test_every_runtime_and_course_requirement_is_in_conda_with_the_same_range():
         )
     found = {name: ",".join(sorted(spec.split(","))) for name, spec in conda_specs().items()}
     assert {k: found.get(k) for k in expected} == expected
-    assert set(found) - set(expected) == {"python", "pip"}
+    # the hub's proxy: npm's package for pip installs (scripts/setup.sh), conda-forge's here
+    assert set(found) - set(expected) == {"python", "pip", "configurable-http-proxy"}
 
 
 def test_python_range_and_the_package_itself():

@@ -3,7 +3,7 @@
 Students send the fingerprint of PREDICTIONS; the service records it and answers with a receipt
 signed with the key in its data folder, and refuses any lock after the student's reveal. Students
 identify themselves with a token from `issue_token`, or, when the service runs as a JupyterHub
-service, with their JupyterHub API token.
+service, with their JupyterHub API token (`hub_identity`: the hub says who, and whether a student).
 
 Each request decides and records without awaiting in between, so one service process never
 interleaves two decisions; run one process per data folder.
@@ -14,8 +14,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import urllib.error
-import urllib.request
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -27,7 +25,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route
 
+from viewcopy.locking.hub_identity import Hub, HubIdentity
 from viewcopy.locking.receipts import sign, student_token, token_student
+from viewcopy.locking.refusal import Refusal
 from viewcopy.locking.store import (
     StudentLocks,
     init_data,
@@ -40,16 +40,6 @@ from viewcopy.locking.store import (
 SERVICE = "viewcopy-lock"
 FINGERPRINT = re.compile(r"[0-9a-f]{64}")
 MAX_BODY = 16_384
-HUB_TIMEOUT = 5
-
-
-class Refusal(Exception):
-    """A request the service answers with an HTTP error status and one sentence."""
-
-    def __init__(self, status: int, error: str):
-        super().__init__(error)
-        self.status = status
-        self.error = error
 
 
 def now() -> str:
@@ -57,28 +47,8 @@ def now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="microseconds")
 
 
-def hub_user(api_url: str, authorization: str) -> str:
-    """The JupyterHub user whose API token is in `authorization` (`token <...>`)."""
-    request = urllib.request.Request(
-        f"{api_url.rstrip('/')}/user", headers={"Authorization": authorization}
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=HUB_TIMEOUT) as response:
-            model = json.loads(response.read())
-        name, kind = model.get("name"), model.get("kind", "user")
-    except urllib.error.HTTPError as error:
-        raise Refusal(401, f"JupyterHub did not accept this token (HTTP {error.code})") from None
-    except (OSError, ValueError, AttributeError) as error:
-        raise Refusal(401, f"JupyterHub could not identify this token: {error}") from None
-    if kind != "user":
-        raise Refusal(401, f"this JupyterHub token belongs to a {kind}, not to a student")
-    if not isinstance(name, str) or not name:
-        raise Refusal(401, "JupyterHub answered without a user name for this token")
-    return name
-
-
-async def identify(request: Request, key: bytes) -> str:
-    """The student the request's Authorization header names, or 401."""
+async def identify(request: Request, key: bytes, hub: HubIdentity | None) -> str:
+    """The student the request's Authorization header names, or 401 (403: not in the course)."""
     authorization = request.headers.get("authorization", "")
     scheme, _, credential = authorization.partition(" ")
     if scheme.lower() == "bearer" and credential.strip():
@@ -86,10 +56,9 @@ async def identify(request: Request, key: bytes) -> str:
         if student is None:
             raise Refusal(401, "this lock token is not valid: ask your instructor for your token")
         return student
-    hub = os.environ.get("JUPYTERHUB_API_URL")
     if scheme.lower() == "token" and credential.strip():
-        if hub:
-            return await run_in_threadpool(hub_user, hub, authorization)
+        if hub is not None:
+            return await run_in_threadpool(hub.student, authorization)
         problem = "this lock service does not run under JupyterHub"
     else:
         problem = "no lock token was sent"
@@ -122,9 +91,11 @@ def field(body: dict, name: str, valid, what: str) -> str:
     return value
 
 
-async def student_request(request: Request, key: bytes) -> tuple[str, str, str]:
+async def student_request(
+    request: Request, key: bytes, hub: HubIdentity | None
+) -> tuple[str, str, str]:
     """(student, assignment, fingerprint) of an authorized lock or reveal request."""
-    student = await identify(request, key)
+    student = await identify(request, key, hub)
     body = await read_body(request)
     assignment = field(body, "assignment", lambda a: 0 < len(a) <= 200, "the assignment's name")
     fingerprint = field(
@@ -139,6 +110,8 @@ async def student_request(request: Request, key: bytes) -> tuple[str, str, str]:
 def create_app(data_dir: Path) -> Starlette:
     """The service on an initialized data folder (`init_data`)."""
     key, identity = load_key(data_dir), service_id(data_dir)
+    under_hub = Hub.from_environment()
+    hub = HubIdentity(under_hub) if under_hub is not None else None
 
     def receipt(student: str, assignment: str, event: str, fingerprint: str, at: str) -> dict:
         locks = student_locks(data_dir, student, assignment)
@@ -160,7 +133,7 @@ def create_app(data_dir: Path) -> Starlette:
         return JSONResponse({"service": SERVICE, "id": identity})
 
     async def lock(request: Request) -> JSONResponse:
-        student, assignment, fingerprint = await student_request(request, key)
+        student, assignment, fingerprint = await student_request(request, key, hub)
         at, locks = now(), student_locks(data_dir, student, assignment)
         if locks is not None and locks.revealed_at is not None:
             record(data_dir, student, assignment, "refused", fingerprint, at)
@@ -169,7 +142,7 @@ def create_app(data_dir: Path) -> Starlette:
         return JSONResponse(receipt(student, assignment, "lock", fingerprint, at))
 
     async def reveal(request: Request) -> JSONResponse:
-        student, assignment, fingerprint = await student_request(request, key)
+        student, assignment, fingerprint = await student_request(request, key, hub)
         at, locks = now(), student_locks(data_dir, student, assignment)
         check_reveal(locks, assignment, fingerprint)
         record(data_dir, student, assignment, "reveal", fingerprint, at)

@@ -1,0 +1,120 @@
+"""JupyterHub for the View or copy course on one machine; `viewcopy hub` prepares its state folder
+(VIEWCOPY_HUB_STATE) and runs this file. For a real course change the three marked parts: who logs
+in, where servers run, and the URL (docs/jupyterhub.md).
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+c = get_config()  # noqa: F821 (provided by JupyterHub's config loader)
+
+HERE = Path(__file__).resolve().parent
+STATE = Path(os.environ["VIEWCOPY_HUB_STATE"])
+HUB = json.loads((STATE / "hub.json").read_text())
+SECRETS = STATE / "secrets"
+BIN = Path(sys.executable).parent
+COURSE = HUB["course_id"]
+STUDENTS, GRADERS = f"nbgrader-{COURSE}", f"formgrade-{COURSE}"  # nbgrader's group names
+PUBLIC = f"http://127.0.0.1:{HUB['port']}"  # [3] the URL: behind TLS, your hub's https:// URL
+LOCK_SERVICE = "viewcopy-lock"
+
+c.JupyterHub.bind_url = PUBLIC
+c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{HUB['hub_port']}"
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{HUB['proxy_api_port']}"
+c.ConfigurableHTTPProxy.command = [HUB["proxy"]]
+c.ConfigurableHTTPProxy.pid_file = str(STATE / "proxy.pid")
+c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(SECRETS / "cookie_secret")
+c.JupyterHub.cleanup_servers = True  # Ctrl-C stops every server and service it started
+
+# [1] Who logs in: one shared password for the demo users (secrets/password). A real course puts
+# an OAuthenticator (GitHub, Google, its university's OIDC) or LTI 1.3 (ltiauthenticator) here.
+c.JupyterHub.authenticator_class = "shared-password"
+c.SharedPasswordAuthenticator.user_password = (SECRETS / "password").read_text().strip()
+c.Authenticator.allowed_users = set(HUB["students"]) | set(HUB["graders"]) | set(HUB["others"])
+c.JupyterHub.load_groups = {
+    STUDENTS: {"users": HUB["students"]},
+    GRADERS: {"users": HUB["graders"]},
+}
+
+# [2] Where servers run: a process per user, as this user, in STATE/home/<name>. A real course
+# uses DockerSpawner or KubeSpawner with an image that has the package (pip install viewcopy).
+c.JupyterHub.spawner_class = "simple"
+c.SimpleLocalProcessSpawner.home_dir_template = str(STATE / "home" / "{username}")
+c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
+c.Spawner.args = ["--allow-root"] if os.geteuid() == 0 else []
+c.Spawner.default_url = "/lab"
+c.Spawner.start_timeout = c.Spawner.http_timeout = 180  # a cold JupyterLab on a busy machine
+# The server's own token may read its user's groups (nbgrader's JupyterHubAuthPlugin lists the
+# courses a user is in from them); graders' servers may also enrol students in the course.
+c.Spawner.server_token_scopes = [
+    "users:activity!user",
+    "access:servers!server",
+    "read:users:groups!user",
+    f"groups!group={STUDENTS}",
+    "list:groups",
+    "list:users",
+    "read:users",
+]
+c.Spawner.environment = {
+    # The notebook's lock cell sends the user's own hub token here: no typed token.
+    "VIEWCOPY_LOCK_SERVICE": f"{PUBLIC}/services/{LOCK_SERVICE}",
+    "VIEWCOPY_EXCHANGE": str(STATE / "exchange"),
+}
+
+
+def role_environment(spawner) -> None:
+    """Graders' servers hold the course and formgrader; everyone else's is a student's."""
+    grader = GRADERS in {group.name for group in spawner.user.groups}
+    spawner.environment = {
+        **spawner.environment,
+        "JUPYTER_CONFIG_PATH": str(HERE / "etc" / ("instructor" if grader else "student")),
+        "VIEWCOPY_LAB_SETTINGS": str(HERE / "lab-settings"),
+        **(
+            {"VIEWCOPY_COURSE_ROOT": HUB["course_root"], "VIEWCOPY_LOCK_DATA": HUB["lock_data"]}
+            if grader
+            else {}
+        ),
+    }
+
+
+c.Spawner.pre_spawn_hook = role_environment
+
+# The course lock service, started and stopped by the hub, behind its proxy. It identifies a
+# student by the hub token the notebook sends and refuses users outside the student group.
+c.JupyterHub.services = [
+    {
+        "name": LOCK_SERVICE,
+        "url": f"http://127.0.0.1:{HUB['lock_port']}",
+        "command": [
+            str(BIN / "viewcopy"),
+            "lock-service",
+            "--data",
+            HUB["lock_data"],
+            "--port",
+            str(HUB["lock_port"]),
+        ],
+        "environment": {"VIEWCOPY_LOCK_GROUP": STUDENTS},
+    },
+    # A token for the instructor's scripts (secrets/admin_token): users, groups, tokens.
+    {"name": "course-admin", "api_token": (SECRETS / "admin_token").read_text().strip()},
+]
+c.JupyterHub.load_roles = [
+    {
+        "name": LOCK_SERVICE,
+        "services": [LOCK_SERVICE],
+        "scopes": ["read:users:name", "read:users:groups"],
+    },
+    {
+        "name": "course-admin",
+        "services": ["course-admin"],
+        "scopes": ["admin:users", "groups", "tokens"],
+    },
+    {  # graders enrol students (nbgrader's `db student add` puts them in the student group)
+        "name": "course-graders",
+        "groups": [GRADERS],
+        "scopes": [f"groups!group={STUDENTS}", "list:groups", "list:users", "read:users"],
+    },
+]

@@ -1,0 +1,136 @@
+"""Run the course's JupyterHub in the foreground: start it, say where and who, and on Ctrl-C stop
+it and everything it started (its proxy, the lock service, every user's server)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import psutil
+
+from viewcopy.hub.state import HubState
+
+CONFIG = Path("deploy") / "jupyterhub" / "jupyterhub_config.py"
+START_S = 120
+STOP_S = 60
+
+
+@dataclass
+class RunningHub:
+    """A JupyterHub process on a state folder, and what it started."""
+
+    state: HubState
+    process: subprocess.Popen
+    log: Path
+
+    def ready(self) -> bool:
+        health = f"{self.state.url}/hub/health"
+        with contextlib.suppress(OSError), urllib.request.urlopen(health, timeout=2) as answer:
+            return answer.status == 200
+        return False
+
+    def descendants(self) -> list[psutil.Process]:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            return psutil.Process(self.process.pid).children(recursive=True)
+        return []
+
+    def stop(self) -> list[int]:
+        """SIGTERM the hub (it stops its servers, services and proxy) and wait; then kill what is
+        left. The pids that had to be killed."""
+        started = self.descendants()
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=STOP_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        left = [p for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        for process in left:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                process.kill()
+        psutil.wait_procs(left, timeout=10)
+        return [p.pid for p in left]
+
+
+def start(repo: Path, state: HubState) -> RunningHub:
+    """JupyterHub on `state`, once its health check answers; RuntimeError with its log if not."""
+    log = state.folder / "jupyterhub.log"
+    env = {**os.environ, "VIEWCOPY_HUB_STATE": str(state.folder)}
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    command = [str(Path(sys.executable).parent / "jupyterhub"), "-f", str(repo.resolve() / CONFIG)]
+    with log.open("a") as sink:
+        process = subprocess.Popen(
+            command,
+            cwd=state.folder,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # Ctrl-C reaches the launcher, which stops the hub in order
+        )
+    hub = RunningHub(state, process, log)
+    deadline = time.monotonic() + START_S
+    while not hub.ready():
+        if process.poll() is not None or time.monotonic() > deadline:
+            hub.stop()
+            tail = "\n".join(log.read_text().splitlines()[-25:])
+            raise RuntimeError(f"JupyterHub did not start (see {log}):\n{tail}")
+        time.sleep(0.5)
+    return hub
+
+
+def welcome(state: HubState) -> str:
+    """Where the hub is and who can log in."""
+    return "\n".join(
+        [
+            f"JupyterHub for {state.course_id}: {state.url}",
+            f"  students:   {', '.join(state.students)}",
+            f"  instructor: {', '.join(state.graders)} (formgrader: {state.url}/user/"
+            f"{state.graders[0]}/formgrader)",
+            f"  not in the course: {', '.join(state.others)}",
+            f"  password (everyone): {state.secret('password')}",
+            f"state: {state.folder} (log: jupyterhub.log); Ctrl-C stops the hub and every server",
+        ]
+    )
+
+
+def interrupted(signum, frame) -> None:
+    """SIGTERM stops the hub as Ctrl-C does."""
+    raise KeyboardInterrupt
+
+
+def free_ports(count: int) -> list[int]:
+    """`count` distinct loopback ports free now."""
+    probes = [socket.socket() for _ in range(count)]
+    try:
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [probe.getsockname()[1] for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
+
+
+def serve(repo: Path, state: HubState, say: Callable[[str], None] = print) -> str:
+    """Run the hub until Ctrl-C (or SIGTERM), then stop everything it started."""
+    hub = start(repo, state)
+    say(welcome(state))
+    previous = signal.signal(signal.SIGTERM, interrupted)
+    try:
+        hub.process.wait()
+        return f"JupyterHub exited ({hub.process.returncode}); see {hub.log}"
+    except KeyboardInterrupt:
+        say("stopping the hub and every server it started ...")
+    finally:
+        killed = hub.stop()
+        signal.signal(signal.SIGTERM, previous)
+    return "hub stopped, nothing left running" + (f" (killed {killed})" if killed else "")

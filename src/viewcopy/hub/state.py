@@ -1,0 +1,129 @@
+"""A one-machine JupyterHub's state folder: the course, nbgrader's exchange, the lock service's
+data, the demo users and their secrets; what `deploy/jupyterhub/jupyterhub_config.py` reads.
+
+Made once and kept (the hub's database, students' work, locks); ports are chosen at each start.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, build_course, run_nbgrader
+from viewcopy.locking.store import init_data
+
+STUDENTS = ("alice", "bob")
+GRADERS = ("instructor",)
+OTHERS = ("guest",)  # a hub user who is not in the course: the lock service refuses them
+PROXY = "configurable-http-proxy"
+
+
+@dataclass(frozen=True)
+class HubState:
+    """What the hub's config reads from `folder/hub.json`."""
+
+    folder: Path
+    port: int
+    hub_port: int
+    proxy_api_port: int
+    lock_port: int
+    proxy: str
+    students: tuple[str, ...] = STUDENTS
+    graders: tuple[str, ...] = GRADERS
+    others: tuple[str, ...] = OTHERS
+    course_id: str = COURSE_ID
+    assignment: str = ASSIGNMENT
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def course_root(self) -> Path:
+        return self.home(self.graders[0]) / self.course_id
+
+    @property
+    def exchange(self) -> Path:
+        return self.folder / "exchange"
+
+    @property
+    def lock_data(self) -> Path:
+        return self.folder / "lock-data"
+
+    def home(self, user: str) -> Path:
+        return self.folder / "home" / user
+
+    def secret(self, name: str) -> str:
+        return (self.folder / "secrets" / name).read_text().strip()
+
+    def write(self) -> None:
+        """hub.json, as the hub's config reads it."""
+        described = {k: v for k, v in asdict(self).items() if k != "folder"}
+        described |= {"course_root": str(self.course_root), "lock_data": str(self.lock_data)}
+        (self.folder / "hub.json").write_text(json.dumps(described, indent=1) + "\n")
+
+
+def find_proxy() -> str:
+    """configurable-http-proxy beside this Python (scripts/setup.sh puts it there) or on PATH."""
+    beside = Path(sys.executable).parent / PROXY
+    found = str(beside) if beside.exists() else shutil.which(PROXY)
+    if found is None:
+        raise FileNotFoundError(
+            f"no {PROXY}: install it with `npm install -g --prefix .venv {PROXY}` "
+            "(scripts/setup.sh does, where npm is installed)"
+        )
+    return found
+
+
+def prepare(
+    repo: Path,
+    folder: Path,
+    port: int,
+    ports: Sequence[int],
+    students: Sequence[str] = STUDENTS,
+) -> HubState:
+    """The state folder made (or kept) for this start: secrets, exchange, lock data, and the
+    course built from `repo` and its assignment released, the first time."""
+    folder = folder.resolve()
+    hub_port, proxy_api_port, lock_port = ports
+    state = HubState(
+        folder, port, hub_port, proxy_api_port, lock_port, find_proxy(), tuple(students)
+    )
+    keep_secrets(folder / "secrets")
+    state.exchange.mkdir(parents=True, exist_ok=True)
+    state.exchange.chmod(0o1777)  # every user's server writes its submission here
+    init_data(state.lock_data)
+    if not (state.course_root / "gradebook.db").exists():
+        build_course(repo.resolve(), state.course_root, {s: s for s in students})
+        run_nbgrader(
+            state.course_root,
+            "release_assignment",
+            state.assignment,
+            f"--Exchange.root={state.exchange}",
+            "--Exchange.path_includes_course=True",
+            "--force",
+        )
+    state.write()
+    return state
+
+
+def keep_secrets(folder: Path) -> None:
+    """The cookie secret, the demo password and the course-admin token, made once, owner-only."""
+    folder.mkdir(parents=True, exist_ok=True)
+    folder.chmod(0o700)
+    made = {
+        "cookie_secret": lambda: secrets.token_hex(32),
+        "password": lambda: secrets.token_urlsafe(12),
+        "admin_token": lambda: secrets.token_hex(32),
+    }
+    for name, make in made.items():
+        path = folder / name
+        if not path.exists():
+            path.write_text(make() + "\n")
+            os.chmod(path, 0o600)
