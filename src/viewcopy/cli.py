@@ -298,15 +298,20 @@ def run_lock_service(args: argparse.Namespace) -> str:
 
 
 def run_hub(args: argparse.Namespace) -> str:
-    from viewcopy.hub.launch import free_ports, serve
+    from viewcopy.hub.launch import HubDidNotStart, free_ports, port_in_use, serve
     from viewcopy.hub.state import prepare
 
     students = [s.strip() for s in args.students.split(",") if s.strip()]
     if not students:
         raise UsageError("--students names no student: give hub user names, e.g. alice,bob")
+    if port_in_use(args.port):
+        raise UsageError(f"port {args.port} is in use on 127.0.0.1: pass --port with a free one")
     repo = Path(args.repo)
     state = prepare(repo, Path(args.state), args.port, free_ports(3), students)
-    return serve(repo, state, say=lambda text: print(text, flush=True))  # seen while it runs
+    try:
+        return serve(repo, state, say=lambda text: print(text, flush=True))  # seen while it runs
+    except HubDidNotStart as failed:
+        raise UsageError(str(failed)) from None
 
 
 def run_report(args: argparse.Namespace) -> str:

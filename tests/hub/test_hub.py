@@ -224,7 +224,7 @@ def instructor_terminal(browser, hub: Hub, command: str, timeout_s: float) -> st
     for them: the course, the exchange, the lock records); its output once it has ended."""
     page = log_in(browser, hub, INSTRUCTOR)
     home = hub.home(INSTRUCTOR)
-    for name in ("terminal.log", "terminal.rc"):
+    for name in ("terminal.log", "terminal.rc"):  # what an earlier command left
         (home / name).unlink(missing_ok=True)
     page.get_by_role("menuitem", name="File", exact=True).click()
     page.get_by_role("menuitem", name=re.compile(r"^New Launcher")).click()
@@ -232,7 +232,14 @@ def instructor_terminal(browser, hub: Hub, command: str, timeout_s: float) -> st
     terminal = page.locator(".jp-Terminal").last
     expect(terminal).to_be_visible()
     terminal.click()
-    page.wait_for_timeout(2_000)  # the shell's prompt
+    ready = home / "terminal.ready"
+    ready.unlink(missing_ok=True)
+    for _ in range(30):  # until the shell reads what is typed (its socket opens after the page)
+        page.keyboard.type("touch ~/terminal.ready\n")
+        page.wait_for_timeout(2_000)
+        if ready.exists():
+            break
+    assert ready.exists(), "the instructor's terminal never ran a command"
     page.keyboard.type(f"({command}) > ~/terminal.log 2>&1; echo $? > ~/terminal.rc\n")
     deadline = time.monotonic() + timeout_s
     while not (home / "terminal.rc").exists() or not (home / "terminal.rc").read_text().strip():

@@ -24,6 +24,10 @@ START_S = 120
 STOP_S = 60
 
 
+class HubDidNotStart(Exception):
+    """JupyterHub exited, or did not answer in time; the message ends with its log."""
+
+
 @dataclass
 class RunningHub:
     """A JupyterHub process on a state folder, and what it started."""
@@ -67,7 +71,10 @@ def start(repo: Path, state: HubState) -> RunningHub:
     log = state.folder / "jupyterhub.log"
     env = {**os.environ, "VIEWCOPY_HUB_STATE": str(state.folder)}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    command = [str(Path(sys.executable).parent / "jupyterhub"), "-f", str(repo.resolve() / CONFIG)]
+    program = Path(sys.executable).parent / "jupyterhub"
+    if not program.exists():
+        raise FileNotFoundError(f"no {program}: pip install -e '.[hub]' (scripts/setup.sh does)")
+    command = [str(program), "-f", str(repo.resolve() / CONFIG)]
     with log.open("a") as sink:
         process = subprocess.Popen(
             command,
@@ -83,7 +90,7 @@ def start(repo: Path, state: HubState) -> RunningHub:
         if process.poll() is not None or time.monotonic() > deadline:
             hub.stop()
             tail = "\n".join(log.read_text().splitlines()[-25:])
-            raise RuntimeError(f"JupyterHub did not start (see {log}):\n{tail}")
+            raise HubDidNotStart(f"JupyterHub did not start (see {log}):\n{tail}")
         time.sleep(0.5)
     return hub
 
@@ -106,6 +113,12 @@ def welcome(state: HubState) -> str:
 def interrupted(signum, frame) -> None:
     """SIGTERM stops the hub as Ctrl-C does."""
     raise KeyboardInterrupt
+
+
+def port_in_use(port: int) -> bool:
+    """Whether something already listens on the loopback `port`."""
+    with socket.socket() as probe:
+        return probe.connect_ex(("127.0.0.1", port)) == 0
 
 
 def free_ports(count: int) -> list[int]:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, build_course, run_nbgrader
+from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, build_course, enrol, run_nbgrader
 from viewcopy.locking.store import init_data
 
 STUDENTS = ("alice", "bob")
@@ -99,7 +99,9 @@ def prepare(
     state.exchange.mkdir(parents=True, exist_ok=True)
     state.exchange.chmod(0o1777)  # every user's server writes its submission here
     init_data(state.lock_data)
-    if not (state.course_root / "gradebook.db").exists():
+    if (state.course_root / "gradebook.db").exists():
+        enrol(state.course_root, {s: s for s in students})  # a student added since
+    else:
         build_course(repo.resolve(), state.course_root, {s: s for s in students})
         run_nbgrader(
             state.course_root,
