@@ -13,6 +13,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from viewcopy.locking import hub_identity
 from viewcopy.locking.hub_identity import Hub, HubIdentity
 from viewcopy.locking.refusal import Refusal
 
@@ -144,3 +145,17 @@ def test_a_student_group_needs_the_services_own_token(monkeypatch):
     assert Hub.from_environment() == Hub("http://127.0.0.1:1/hub/api", SERVICE_TOKEN, GROUP)
     monkeypatch.delenv("JUPYTERHUB_API_URL")
     assert Hub.from_environment() is None
+
+
+def test_expired_answers_are_dropped_once_many_are_kept(api, monkeypatch):
+    monkeypatch.setattr(hub_identity, "KEPT", 2)
+    for name in ("bea", "cy", "dee"):
+        api.owners[f"{name}-token"] = (name, "user")
+        api.groups[name] = [GROUP]
+    clock = Clock()
+    students = identity(api, clock)
+    students.student("token bea-token")
+    students.student("token cy-token")
+    clock.now = 61  # both expired
+    students.student("token dee-token")
+    assert len(students._known) == 1

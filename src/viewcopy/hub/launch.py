@@ -12,7 +12,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
@@ -30,11 +30,12 @@ class HubDidNotStart(Exception):
 
 @dataclass
 class RunningHub:
-    """A JupyterHub process on a state folder, and what it started."""
+    """A JupyterHub process on a state folder, and every process it was seen to start."""
 
     state: HubState
     process: subprocess.Popen
     log: Path
+    seen: dict[int, psutil.Process] = field(default_factory=dict)
 
     def ready(self) -> bool:
         health = f"{self.state.url}/hub/health"
@@ -42,15 +43,24 @@ class RunningHub:
             return answer.status == 200
         return False
 
-    def descendants(self) -> list[psutil.Process]:
+    def look(self) -> None:
+        """Remember the hub's processes now (a server it started outlives a hub that crashes)."""
         with contextlib.suppress(psutil.NoSuchProcess):
-            return psutil.Process(self.process.pid).children(recursive=True)
-        return []
+            for child in psutil.Process(self.process.pid).children(recursive=True):
+                self.seen.setdefault(child.pid, child)
+
+    def wait(self, every_s: float = 2) -> int:
+        """Until the hub exits, looking at what it starts; its exit status."""
+        while self.process.poll() is None:
+            self.look()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.process.wait(timeout=every_s)
+        return self.process.returncode
 
     def stop(self) -> list[int]:
         """SIGTERM the hub (it stops its servers, services and proxy) and wait; then kill what is
-        left. The pids that had to be killed."""
-        started = self.descendants()
+        left of everything it was seen to start. The pids that had to be killed."""
+        self.look()
         if self.process.poll() is None:
             self.process.send_signal(signal.SIGTERM)
             try:
@@ -58,7 +68,7 @@ class RunningHub:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        left = [p for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE]
+        left = [p for p in self.seen.values() if alive(p)]
         for process in left:
             with contextlib.suppress(psutil.NoSuchProcess):
                 process.kill()
@@ -66,8 +76,15 @@ class RunningHub:
         return [p.pid for p in left]
 
 
+def alive(process: psutil.Process) -> bool:
+    """Running and not a zombie (`is_running` also checks the pid was not reused)."""
+    with contextlib.suppress(psutil.NoSuchProcess):
+        return process.is_running() and process.status() != psutil.STATUS_ZOMBIE
+    return False
+
+
 def start(repo: Path, state: HubState) -> RunningHub:
-    """JupyterHub on `state`, once its health check answers; RuntimeError with its log if not."""
+    """JupyterHub on `state`, once its health check answers; HubDidNotStart with its log if not."""
     log = state.folder / "jupyterhub.log"
     env = {**os.environ, "VIEWCOPY_HUB_STATE": str(state.folder)}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
@@ -87,6 +104,7 @@ def start(repo: Path, state: HubState) -> RunningHub:
     hub = RunningHub(state, process, log)
     deadline = time.monotonic() + START_S
     while not hub.ready():
+        hub.look()
         if process.poll() is not None or time.monotonic() > deadline:
             hub.stop()
             tail = "\n".join(log.read_text().splitlines()[-25:])
@@ -138,12 +156,12 @@ def serve(repo: Path, state: HubState, say: Callable[[str], None] = print) -> st
     hub = start(repo, state)
     say(welcome(state))
     previous = signal.signal(signal.SIGTERM, interrupted)
+    ended = ""
     try:
-        hub.process.wait()
-        return f"JupyterHub exited ({hub.process.returncode}); see {hub.log}"
+        ended = f"JupyterHub exited ({hub.wait()}; see {hub.log}): "
     except KeyboardInterrupt:
         say("stopping the hub and every server it started ...")
     finally:
         killed = hub.stop()
         signal.signal(signal.SIGTERM, previous)
-    return "hub stopped, nothing left running" + (f" (killed {killed})" if killed else "")
+    return f"{ended}hub stopped, nothing left running" + (f" (killed {killed})" if killed else "")

@@ -21,6 +21,7 @@ from viewcopy.locking.refusal import Refusal
 
 HUB_TIMEOUT = 5
 CACHE_S = 60.0
+KEPT = 4096  # answers kept before the expired ones are dropped
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,9 @@ class HubIdentity:
             return known[0]
         name = self.hub.owner(authorization)
         self.hub.check_student(name)
+        now = self.clock()
         with self._lock:
-            self._known[key] = (name, self.clock() + self.ttl)
+            if len(self._known) >= KEPT:
+                self._known = {k: v for k, v in self._known.items() if v[1] > now}
+            self._known[key] = (name, now + self.ttl)
         return name
