@@ -66,8 +66,12 @@ for version in "${VERSIONS[@]}"; do
     log="$venv/matrix.log"
     began=$SECONDS
     status=ok
-    PATH="$venv/bin:$PATH" "$python" -m pytest -q -p no:cacheprovider -m "$FAST" >"$log" 2>&1 ||
-        status=FAIL
+    # The fast subset needs no browser, sandbox, server or hub, and this venv has only the test and
+    # course extras: CI's requirements for those (VIEWCOPY_REQUIRE_*) are the main suite's, and a
+    # module that checks them when collected would fail here although its tests are deselected.
+    env -u VIEWCOPY_REQUIRE_BROWSER -u VIEWCOPY_REQUIRE_SANDBOX -u VIEWCOPY_REQUIRE_POSTGRES \
+        -u VIEWCOPY_REQUIRE_HUB PATH="$venv/bin:$PATH" \
+        "$python" -m pytest -q -p no:cacheprovider -m "$FAST" >"$log" 2>&1 || status=FAIL
     tests="$(grep -E '^=* ?[0-9]+ (passed|failed|errors?)\b' "$log" | tail -1 | tr -d '=' || true)"
     tests_s=$((SECONDS - began))
     began=$SECONDS
