@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 export PATH="$PWD/.venv/bin:$PATH"
 ruff check src tests benchmarks
-# --fast: only the tests that need no course, browser, server or sandbox (about a minute here).
+# --fast: only the tests that need no course, browser, server, hub or sandbox (a minute here).
 FAST="not (course or sandbox or cluster or browser or postgres or service or hub or slow)"
 if [ "${1:-}" = "--fast" ]; then
     shift
