@@ -18,7 +18,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbgrader.api import Gradebook
-from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium
+from support.chromium import require_chromium
 from support.course_notebook import RELEASE, ROOT
 from support.payloads import STUDENT, img
 
@@ -41,10 +41,11 @@ pytestmark = [pytest.mark.browser, pytest.mark.course]
 
 require_chromium("VIEWCOPY_REQUIRE_BROWSER")
 
-from playwright.sync_api import Error, expect, sync_playwright  # noqa: E402
+from playwright.sync_api import Error, expect  # noqa: E402
 from support.browser_lab import (  # noqa: E402 (after the checks: it imports playwright)
     cell,
     keep_console,
+    launch_chromium,
     output_area,
     replace_source,
     run_all,
@@ -98,12 +99,7 @@ def lab(request, tmp_path_factory, notebook, shots):
 
 @pytest.fixture(scope="module")
 def browser(request):
-    playwright = sync_playwright().start()
-    request.addfinalizer(playwright.stop)
-    chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-    request.addfinalizer(chromium.close)
-    expect.set_options(timeout=60_000)
-    return chromium
+    return launch_chromium(request, timeout_ms=60_000)
 
 
 @pytest.fixture(scope="module")

@@ -30,7 +30,7 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from support.chromium import CHROMIUM, CHROMIUM_ARGS, require_chromium, unavailable
+from support.chromium import require_chromium, unavailable
 from support.course_notebook import ROOT
 from support.oracles import expected_scores, lock_of
 from support.servers import free_port
@@ -58,8 +58,14 @@ except FileNotFoundError as missing:
     unavailable(str(missing), REQUIRED)
 require_chromium(REQUIRED)
 
-from playwright.sync_api import Page, expect, sync_playwright  # noqa: E402
-from support.browser_lab import output_area, replace_source, run_all, wait_idle  # noqa: E402
+from playwright.sync_api import Page, expect  # noqa: E402
+from support.browser_lab import (  # noqa: E402 (after the checks: it imports playwright)
+    launch_chromium,
+    output_area,
+    replace_source,
+    run_all,
+    wait_idle,
+)
 
 STUDENTS = {"alice": "rule_learner", "bob": "memoriser"}  # hub name -> synthetic profile
 INSTRUCTOR, GUEST = "instructor", "guest"
@@ -133,12 +139,7 @@ def hub(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(request):
-    playwright = sync_playwright().start()
-    request.addfinalizer(playwright.stop)
-    chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
-    request.addfinalizer(chromium.close)
-    expect.set_options(timeout=120_000)
-    return chromium
+    return launch_chromium(request, timeout_ms=120_000)
 
 
 def log_in(browser, hub: Hub, user: str) -> Page:

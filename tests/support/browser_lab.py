@@ -17,7 +17,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
+from support.chromium import CHROMIUM, CHROMIUM_ARGS
 from support.servers import free_port
 
 # No "official Jupyter news?" prompt over the page, and JupyterLab 4's default windowing mode named
@@ -114,6 +115,17 @@ def start_jupyterlab(root: Path, home: Path, log: Path, timeout: float = 180) ->
             raise RuntimeError(f"JupyterLab did not start (exit {process.poll()}):\n{tail}")
         time.sleep(0.5)
     return lab
+
+
+def launch_chromium(request, timeout_ms: float) -> Browser:
+    """Debian's Chromium, headless, closed when the requesting fixture's scope ends; `expect`
+    waits up to `timeout_ms`."""
+    playwright = sync_playwright().start()
+    request.addfinalizer(playwright.stop)
+    chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+    request.addfinalizer(chromium.close)
+    expect.set_options(timeout=timeout_ms)
+    return chromium
 
 
 def cell(page: Page, index: int) -> Locator:
