@@ -199,7 +199,7 @@ def rules_after_credit(predictions: object, rules_after: object, *, points: floa
     covered, by_words = 0.0, []
     for item in missed:
         op, rule = catalogue.op(item), rules_after.get(item)
-        if problem := _rule_problem(rule):
+        if problem := rule_after_problem(rule):
             print(f"  item {item} {op.expr}: {problem}")
         elif ops := held.get(op.family):
             right = [op_id for op_id, hit in ops if hit]
@@ -308,7 +308,7 @@ def _measured(number: int, copying: frozenset[int]) -> str:
     return "copy" if number in copying else "no copy"
 
 
-def _rule_problem(rule: object) -> str | None:
+def rule_after_problem(rule: object) -> str | None:
     """Why a rule after is no rule at all (missing, not text, empty, "it depends", "I ran it")."""
     if rule is None:
         return "no rule in RULES_AFTER"

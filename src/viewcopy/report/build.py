@@ -42,7 +42,6 @@ from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import ItemTruth, measured_truth
 from viewcopy.exercise.next_ops import measure_pool
 from viewcopy.exercise.next_predictions import NEXT
-from viewcopy.exercise.part import rule_problem
 from viewcopy.exercise.predictions import VERDICT_CHOICES
 from viewcopy.exercise.production import PRODUCTION
 from viewcopy.exercise.production_model import copy_lines, forward_listing
@@ -57,7 +56,7 @@ from viewcopy.exercise.scoring import (
 )
 from viewcopy.grading.record import FAILED, INTERRUPTED, read_record, record_path
 from viewcopy.locking.judge import LockPolicy
-from viewcopy.notebook.checks import next_ops_held
+from viewcopy.notebook.checks import next_ops_held, rule_after_problem
 from viewcopy.notebook.miss_lines import Miss, parse_misses
 
 REFUSED = "tried to lock after the reveal"
@@ -220,13 +219,10 @@ class ClassReport:
         their family, and the share of those they held on (None: none met any)."""
         sums: dict[str, list] = {}
         for s in self.students:
-            for family, (with_rule, tested, held) in s.rules.items():
+            for family, counts in s.rules.items():
                 total = sums.setdefault(family, [0, 0, 0.0])
-                total[0], total[1], total[2] = (
-                    total[0] + with_rule,
-                    total[1] + tested,
-                    total[2] + held,
-                )
+                for i, count in enumerate(counts):
+                    total[i] += count
         return {f: (w, t, h / t if t else None) for f, (w, t, h) in sorted(sums.items())}
 
     @property
@@ -364,10 +360,8 @@ def _rules_part(handin: HandIn, table: Mapping[int, ItemTruth]) -> dict:
     held = next_ops_held(handin.record)
     found: dict[str, list] = {}
     for item, prediction in handin.submitted.items():
-        rule = handin.rules_after.get(item)
-        if judge_prediction(prediction, table[item])[0] or not isinstance(rule, str):
-            continue
-        if rule_problem(rule) is not None:
+        right = judge_prediction(prediction, table[item])[0]
+        if right or rule_after_problem(handin.rules_after.get(item)) is not None:
             continue
         family = catalogue.op(item).family
         counts = found.setdefault(family, [0, 0, 0.0])
