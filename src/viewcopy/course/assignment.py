@@ -8,12 +8,13 @@ nbgrader is imported only by the helpers that need it, so the names cost nothing
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from viewcopy.exercise.next_predictions import NEXT
@@ -143,14 +144,24 @@ def read_grades(course: Path, assignment: str = ASSIGNMENT) -> dict[str, Grades]
     Gradebook creates what it misses). A student enrolled without a graded submission maps to {};
     no gradebook file, to {}.
     """
+    with gradebook_to_read(course) as url:
+        return _grades_from(url, assignment) if url else {}
+
+
+@contextlib.contextmanager
+def gradebook_to_read(course: Path) -> Iterator[str | None]:
+    """The URL to read the course's gradebook at without changing it: a temporary copy of a
+    SQLite file (nbgrader's Gradebook creates what it misses), the server's URL otherwise, None
+    where the SQLite file does not exist."""
     url = gradebook_url(course)
     path = sqlite_file(url)
     if path is None:
-        return _grades_from(url, assignment)
-    if not path.is_file():
-        return {}
-    with tempfile.TemporaryDirectory() as folder:
-        return _grades_from(f"sqlite:///{shutil.copy(path, folder)}", assignment)
+        yield url
+    elif not path.is_file():
+        yield None
+    else:
+        with tempfile.TemporaryDirectory() as folder:
+            yield f"sqlite:///{shutil.copy(path, folder)}"
 
 
 def _grades_from(url: str, assignment: str) -> dict[str, Grades]:

@@ -9,7 +9,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from viewcopy.course.assignment import COURSE_ID, gradebook_url, sqlite_file
+from viewcopy.course.assignment import COURSE_ID, gradebook_to_read, gradebook_url, sqlite_file
 from viewcopy.locking.receipts import student_token
 from viewcopy.locking.store import init_data, load_key
 
@@ -35,15 +35,15 @@ def gradebook_students(course: Path) -> list[str]:
     from nbgrader.api import Gradebook
 
     course = course.resolve()
-    url = gradebook_url(course)
-    path = sqlite_file(url)
-    if path is not None and not path.is_file():  # Gradebook would create an empty one
-        raise FileNotFoundError(
-            f"{course} has no gradebook ({path} is missing): pass --course with the nbgrader "
-            "course folder, or set c.CourseDirectory.db_url in its nbgrader_config.py"
-        )
-    with Gradebook(url, COURSE_ID) as gradebook:
-        students = sorted(student.id for student in gradebook.students)
+    with gradebook_to_read(course) as url:
+        if url is None:
+            raise FileNotFoundError(
+                f"{course} has no gradebook ({sqlite_file(gradebook_url(course))} is missing): "
+                "pass --course with the nbgrader course folder, or set "
+                "c.CourseDirectory.db_url in its nbgrader_config.py"
+            )
+        with Gradebook(url, COURSE_ID) as gradebook:
+            students = sorted(student.id for student in gradebook.students)
     if not students:
         raise NoStudents(
             f"the gradebook of {course} has no students: add them with `nbgrader db student "
