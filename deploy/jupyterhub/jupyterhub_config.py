@@ -3,46 +3,45 @@
 in, where servers run, and the URL (docs/jupyterhub.md).
 """
 
-import json
 import os
 import sys
 from pathlib import Path
 
+from viewcopy.hub.state import HubState
+
 c = get_config()  # noqa: F821 (provided by JupyterHub's config loader)
 
 HERE = Path(__file__).resolve().parent
-STATE = Path(os.environ["VIEWCOPY_HUB_STATE"])
-HUB = json.loads((STATE / "hub.json").read_text())
-SECRETS = STATE / "secrets"
+STATE = HubState.read(Path(os.environ["VIEWCOPY_HUB_STATE"]))
 BIN = Path(sys.executable).parent
-COURSE = HUB["course_id"]
-STUDENTS, GRADERS = f"nbgrader-{COURSE}", f"formgrade-{COURSE}"  # nbgrader's group names
-PUBLIC = f"http://127.0.0.1:{HUB['port']}"  # [3] the URL: behind TLS, your hub's https:// URL
+# nbgrader's group names: its JupyterHubAuthPlugin reads a user's courses from them
+STUDENTS, GRADERS = f"nbgrader-{STATE.course_id}", f"formgrade-{STATE.course_id}"
+PUBLIC = STATE.url  # [3] the URL: behind TLS, your hub's https:// URL
 LOCK_SERVICE = "viewcopy-lock"
 
 c.JupyterHub.bind_url = PUBLIC
-c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{HUB['hub_port']}"
-c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{HUB['proxy_api_port']}"
-c.ConfigurableHTTPProxy.command = [HUB["proxy"]]
-c.ConfigurableHTTPProxy.pid_file = str(STATE / "proxy.pid")
-c.JupyterHub.db_url = f"sqlite:///{STATE / 'jupyterhub.sqlite'}"
-c.JupyterHub.cookie_secret_file = str(SECRETS / "cookie_secret")
+c.JupyterHub.hub_bind_url = f"http://127.0.0.1:{STATE.hub_port}"
+c.ConfigurableHTTPProxy.api_url = f"http://127.0.0.1:{STATE.proxy_api_port}"
+c.ConfigurableHTTPProxy.command = [STATE.proxy]
+c.ConfigurableHTTPProxy.pid_file = str(STATE.folder / "proxy.pid")
+c.JupyterHub.db_url = f"sqlite:///{STATE.folder / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = str(STATE.folder / "secrets" / "cookie_secret")
 c.JupyterHub.cleanup_servers = True  # Ctrl-C stops every server and service it started
 
 # [1] Who logs in: one shared password for the demo users (secrets/password). A real course puts
 # an OAuthenticator (GitHub, Google, its university's OIDC) or LTI 1.3 (ltiauthenticator) here.
 c.JupyterHub.authenticator_class = "shared-password"
-c.SharedPasswordAuthenticator.user_password = (SECRETS / "password").read_text().strip()
-c.Authenticator.allowed_users = set(HUB["students"]) | set(HUB["graders"]) | set(HUB["others"])
+c.SharedPasswordAuthenticator.user_password = STATE.secret("password")
+c.Authenticator.allowed_users = {*STATE.students, *STATE.graders, *STATE.others}
 c.JupyterHub.load_groups = {
-    STUDENTS: {"users": HUB["students"]},
-    GRADERS: {"users": HUB["graders"]},
+    STUDENTS: {"users": list(STATE.students)},
+    GRADERS: {"users": list(STATE.graders)},
 }
 
 # [2] Where servers run: a process per user, as this user, in STATE/home/<name>. A real course
 # uses DockerSpawner or KubeSpawner with an image that has the package (pip install viewcopy).
 c.JupyterHub.spawner_class = "simple"
-c.SimpleLocalProcessSpawner.home_dir_template = str(STATE / "home" / "{username}")
+c.SimpleLocalProcessSpawner.home_dir_template = str(STATE.home("{username}"))
 c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
 c.Spawner.args = ["--allow-root"] if os.geteuid() == 0 else []
 c.Spawner.default_url = "/lab"
@@ -61,7 +60,7 @@ c.Spawner.server_token_scopes = [
 c.Spawner.environment = {
     # The notebook's lock cell sends the user's own hub token here: no typed token.
     "VIEWCOPY_LOCK_SERVICE": f"{PUBLIC}/services/{LOCK_SERVICE}",
-    "VIEWCOPY_EXCHANGE": str(STATE / "exchange"),
+    "VIEWCOPY_EXCHANGE": str(STATE.exchange),
 }
 
 
@@ -73,7 +72,10 @@ def role_environment(spawner) -> None:
         "JUPYTER_CONFIG_PATH": str(HERE / "etc" / ("instructor" if grader else "student")),
         "VIEWCOPY_LAB_SETTINGS": str(HERE / "lab-settings"),
         **(
-            {"VIEWCOPY_COURSE_ROOT": HUB["course_root"], "VIEWCOPY_LOCK_DATA": HUB["lock_data"]}
+            {
+                "VIEWCOPY_COURSE_ROOT": str(STATE.course_root),
+                "VIEWCOPY_LOCK_DATA": str(STATE.lock_data),
+            }
             if grader
             else {}
         ),
@@ -87,19 +89,19 @@ c.Spawner.pre_spawn_hook = role_environment
 c.JupyterHub.services = [
     {
         "name": LOCK_SERVICE,
-        "url": f"http://127.0.0.1:{HUB['lock_port']}",
+        "url": f"http://127.0.0.1:{STATE.lock_port}",
         "command": [
             str(BIN / "viewcopy"),
             "lock-service",
             "--data",
-            HUB["lock_data"],
+            str(STATE.lock_data),
             "--port",
-            str(HUB["lock_port"]),
+            str(STATE.lock_port),
         ],
         "environment": {"VIEWCOPY_LOCK_GROUP": STUDENTS},
     },
     # A token for the instructor's scripts (secrets/admin_token): users, groups, tokens.
-    {"name": "course-admin", "api_token": (SECRETS / "admin_token").read_text().strip()},
+    {"name": "course-admin", "api_token": STATE.secret("admin_token")},
 ]
 c.JupyterHub.load_roles = [
     {

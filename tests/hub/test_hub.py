@@ -51,7 +51,7 @@ REQUIRED = "VIEWCOPY_REQUIRE_HUB"
 if importlib.util.find_spec("jupyterhub") is None:
     unavailable("jupyterhub is not installed (scripts/setup.sh installs it)", REQUIRED)
 try:
-    from viewcopy.hub.state import find_proxy
+    from viewcopy.hub.state import HubState, find_proxy
 
     find_proxy()
 except FileNotFoundError as missing:
@@ -77,26 +77,22 @@ SHOTS = ROOT / "artifacts" / "hub"
 
 @dataclass
 class Hub:
-    """`viewcopy hub` running: its process, what it printed, and its state folder."""
+    """`viewcopy hub` running: its process, what it printed, and the state it started on."""
 
     process: subprocess.Popen
-    state: Path
     said: list[str] = field(default_factory=list)
-
-    @property
-    def described(self) -> dict:
-        return json.loads((self.state / "hub.json").read_text())
+    state: HubState | None = None
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.described['port']}"
+        return self.state.url
 
     @property
     def password(self) -> str:
-        return (self.state / "secrets" / "password").read_text().strip()
+        return self.state.secret("password")
 
     def home(self, user: str) -> Path:
-        return self.state / "home" / user
+        return self.state.home(user)
 
     def output(self) -> str:
         return "\n".join(self.said)
@@ -119,7 +115,7 @@ def hub(tmp_path_factory):
     process = subprocess.Popen(
         command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
     )
-    running = Hub(process, folder / "state")
+    running = Hub(process)
     threading.Thread(target=keep_reading, args=(process, running.said), daemon=True).start()
     deadline = time.monotonic() + 600  # the first start builds the course and releases it
     while not any("Ctrl-C stops" in line for line in running.said):
@@ -127,6 +123,7 @@ def hub(tmp_path_factory):
             process.kill()
             pytest.fail(f"viewcopy hub did not start:\n{running.output()}")
         time.sleep(0.5)
+    running.state = HubState.read(folder / "state")
     SHOTS.mkdir(parents=True, exist_ok=True)
     yield running
     if process.poll() is None:  # the Ctrl-C test did not run or did not stop it
@@ -278,7 +275,7 @@ def test_the_hub_says_where_and_who(hub):
 
 def test_each_students_locks_are_the_services_under_their_hub_name(submitted):
     hub = submitted
-    data = Path(hub.described["lock_data"])
+    data = hub.state.lock_data
     for user in STUDENTS:
         record = read_lock(hub.home(user) / COURSE_ID / ASSIGNMENT)
         for part in (PREDICTED, NEXT, PRODUCTION):
@@ -298,7 +295,7 @@ def test_the_instructor_grades_the_hand_ins_against_the_services_records(graded,
     for user in STUDENTS:
         scores = {cell: score for cell, (score, _) in grades[user].items()}
         assert scores == expected_scores(profile(user), lock_of(course, user)), user
-    monkeypatch.setenv("VIEWCOPY_LOCK_DATA", hub.described["lock_data"])  # as the hub sets it
+    monkeypatch.setenv("VIEWCOPY_LOCK_DATA", str(hub.state.lock_data))  # as the hub sets it
     lines = {line.student: line for line in build_report(course, ASSIGNMENT).students}
     assert {user: lines[user].lock for user in STUDENTS} == dict.fromkeys(STUDENTS, LOCKED_VERIFIED)
 
@@ -381,7 +378,7 @@ def test_a_hub_token_locks_only_as_its_student_of_this_course(browser, hub):
     status, said = lock(hub, hub_token(browser, hub, GUEST))
     assert status == 403 and f"{GUEST} is not a student of this course" in said, said
     assert lock(hub, "not-a-token")[0] == 401
-    data = Path(hub.described["lock_data"])
+    data = hub.state.lock_data
     assert student_locks(data, GUEST, "hub-test") is None
     assert student_locks(data, "bob", "hub-test") is None
 
@@ -425,4 +422,4 @@ def test_ctrl_c_stops_the_hub_and_everything_it_started(hub):
     assert alive == [], [p.cmdline() for p in alive]
     for port in ("port", "hub_port", "proxy_api_port", "lock_port"):  # nothing listens there
         with pytest.raises(ConnectionRefusedError), socket.socket() as probe:
-            probe.connect(("127.0.0.1", hub.described[port]))
+            probe.connect(("127.0.0.1", getattr(hub.state, port)))

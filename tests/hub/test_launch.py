@@ -23,7 +23,7 @@ time.sleep(600)
 def test_what_a_crashed_hub_started_is_killed_when_it_stops(tmp_path):
     process = subprocess.Popen([sys.executable, "-c", PARENT])
     state = HubState(tmp_path, 1, 2, 3, 4, "configurable-http-proxy")
-    hub = RunningHub(state, process, tmp_path / "jupyterhub.log")
+    hub = RunningHub(state, process)
     deadline = time.monotonic() + 30
     while not psutil.Process(process.pid).children():
         assert time.monotonic() < deadline, "the stand-in hub started nothing"

@@ -34,7 +34,6 @@ class RunningHub:
 
     state: HubState
     process: subprocess.Popen
-    log: Path
     seen: dict[int, psutil.Process] = field(default_factory=dict)
 
     def ready(self) -> bool:
@@ -85,7 +84,7 @@ def alive(process: psutil.Process) -> bool:
 
 def start(repo: Path, state: HubState) -> RunningHub:
     """JupyterHub on `state`, once its health check answers; HubDidNotStart with its log if not."""
-    log = state.folder / "jupyterhub.log"
+    log = state.log
     env = {**os.environ, "VIEWCOPY_HUB_STATE": str(state.folder)}
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     program = Path(sys.executable).parent / "jupyterhub"
@@ -101,7 +100,7 @@ def start(repo: Path, state: HubState) -> RunningHub:
             stderr=subprocess.STDOUT,
             start_new_session=True,  # Ctrl-C reaches the launcher, which stops the hub in order
         )
-    hub = RunningHub(state, process, log)
+    hub = RunningHub(state, process)
     deadline = time.monotonic() + START_S
     while not hub.ready():
         hub.look()
@@ -123,7 +122,7 @@ def welcome(state: HubState) -> str:
             f"{state.graders[0]}/formgrader)",
             f"  not in the course: {', '.join(state.others)}",
             f"  password (everyone): {state.secret('password')}",
-            f"state: {state.folder} (log: jupyterhub.log); Ctrl-C stops the hub and every server",
+            f"state: {state.folder} (log: {state.log.name}); Ctrl-C stops the hub and every server",
         ]
     )
 
@@ -158,7 +157,7 @@ def serve(repo: Path, state: HubState, say: Callable[[str], None] = print) -> st
     previous = signal.signal(signal.SIGTERM, interrupted)
     ended = ""
     try:
-        ended = f"JupyterHub exited ({hub.wait()}; see {hub.log}): "
+        ended = f"JupyterHub exited ({hub.wait()}; see {state.log}): "
     except KeyboardInterrupt:
         say("stopping the hub and every server it started ...")
     finally:

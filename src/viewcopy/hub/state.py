@@ -26,7 +26,8 @@ PROXY = "configurable-http-proxy"
 
 @dataclass(frozen=True)
 class HubState:
-    """What the hub's config reads from `folder/hub.json`."""
+    """A start's ports, proxy and users, kept in `folder/hub.json` for the hub's config; the
+    folder's layout (homes, exchange, lock data, secrets) follows from the folder."""
 
     folder: Path
     port: int
@@ -56,16 +57,28 @@ class HubState:
     def lock_data(self) -> Path:
         return self.folder / "lock-data"
 
+    @property
+    def log(self) -> Path:
+        """What the hub says, as it runs."""
+        return self.folder / "jupyterhub.log"
+
     def home(self, user: str) -> Path:
         return self.folder / "home" / user
 
     def secret(self, name: str) -> str:
         return (self.folder / "secrets" / name).read_text().strip()
 
+    @classmethod
+    def read(cls, folder: Path) -> HubState:
+        """The state the last start wrote to `folder/hub.json`."""
+        described = json.loads((folder / "hub.json").read_text())
+        return cls(
+            folder, **{k: tuple(v) if isinstance(v, list) else v for k, v in described.items()}
+        )
+
     def write(self) -> None:
-        """hub.json, as the hub's config reads it."""
+        """hub.json, as `read` (the hub's config) reads it."""
         described = {k: v for k, v in asdict(self).items() if k != "folder"}
-        described |= {"course_root": str(self.course_root), "lock_data": str(self.lock_data)}
         (self.folder / "hub.json").write_text(json.dumps(described, indent=1) + "\n")
 
 

@@ -1,4 +1,4 @@
-"""nbgrader for a grader's server: the course folder (and its own nbgrader_config.py), the exchange."""
+"""nbgrader for a grader's server: the course folder with its nbgrader_config.py, the exchange."""
 
 import os
 
