@@ -20,7 +20,8 @@ from viewcopy.exercise.written import ComputedSheet, Unreadable, computed, predi
 from viewcopy.locking.canonical import matches
 from viewcopy.locking.file import LockError, read_lock
 from viewcopy.locking.judge import NOT_VERIFIED, VERIFIED, LockPolicy, judge
-from viewcopy.locking.record import LOCK_FILE, OUTPUT_KEY, LockRecord, record_from_json, stored
+from viewcopy.locking.record import LOCK_FILE, LockRecord, record_from_json, stored
+from viewcopy.locking.recover import lock_in_outputs
 from viewcopy.locking.store import student_locks
 
 if TYPE_CHECKING:
@@ -32,26 +33,16 @@ LOCKED = "locked, unchanged"
 LOCKED_VERIFIED = "locked, verified"
 LOCKED_NOT_VERIFIED = "locked, not verified"
 CHANGED = "changed after lock"
+RELOCKED = "locked after its reveal"
 FORGED = "lock unreadable/forged"
 UNREADABLE = "predictions unreadable"
 LOCK_STATES = (
-    LOCKED, LOCKED_VERIFIED, LOCKED_NOT_VERIFIED, CHANGED, NEVER_LOCKED, FORGED, UNREADABLE,
-    NO_SUBMISSION,
+    LOCKED, LOCKED_VERIFIED, LOCKED_NOT_VERIFIED, CHANGED, RELOCKED, NEVER_LOCKED, FORGED,
+    UNREADABLE, NO_SUBMISSION,
 )  # fmt: skip
 """Where a hand-in stands with its lock; every student is in exactly one."""
 
 Predictions = dict[int, Prediction]
-
-
-def lock_in_outputs(notebook: nbformat.NotebookNode) -> dict | None:
-    """The lock record the last lock or reveal output carries (a notebook handed in without its
-    lock file, as Colab downloads it, still holds it there), None when none does."""
-    found = None
-    for cell in notebook.cells:
-        for output in cell.get("outputs", []) if cell.get("cell_type") == "code" else ():
-            record = output.get("metadata", {}).get(OUTPUT_KEY)
-            found = record if isinstance(record, dict) else found
-    return found
 
 
 def handed_in_lock(folder: Path, notebook: nbformat.NotebookNode) -> LockRecord | None:
@@ -193,6 +184,9 @@ def _judged(
         return HandIn(
             student, CHANGED, problem, submitted, before, counts, verdict.changed_items, refused
         )
+    if verdict.state == "relocked":
+        reason = _join(problem, verdict.reason)
+        return HandIn(student, RELOCKED, reason, submitted, None, counts, refused=refused)
     trusts = {VERIFIED: LOCKED_VERIFIED, NOT_VERIFIED: LOCKED_NOT_VERIFIED}
     state = trusts.get(verdict.trust, LOCKED)
     return HandIn(student, state, problem, submitted, locked or submitted, counts, (), refused)

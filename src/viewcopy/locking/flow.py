@@ -42,11 +42,16 @@ from viewcopy.locking.record import (
     stored,
 )
 
+HELD = ("locked", "relocked")
+"""The states of answers that match their lock; only `locked` earns credit (`relocked`: locked
+after a reveal already seen, its earlier lock lost)."""
+
 
 @dataclass(frozen=True)
 class LockStatus:
-    """How a part's answers stand against its lock: `locked`, `changed` or `missing` (and, when
-    grading with a lock service, `unverified` or `forged`: no credit). `trust` says what stands
+    """How a part's answers stand against its lock: `locked`, `relocked` (after a reveal already
+    seen), `changed` or `missing` (and, when grading with a lock service, `unverified` or
+    `forged`: no credit). `trust` says what stands
     behind a lock: `verified` by the course's lock service, `not verified`, or "" where the
     course runs no service."""
 
@@ -66,6 +71,12 @@ def part_status(
         return LockStatus(
             "missing", f"No lock: {part.label} was never locked, so it counts for nothing."
         )
+    if matches(stored(answers), held.fingerprint) and record.lost_lock:
+        reason = (
+            f"Locked at {held.locked_at}, after a reveal this notebook had shown: its earlier "
+            f"lock was lost ({record.lost_lock}), so {part.label} count for nothing."
+        )
+        return LockStatus("relocked", reason, (), record)
     if matches(stored(answers), held.fingerprint):
         reason = f"Locked at {held.locked_at}, unchanged since.{held.service_note()}"
         return LockStatus("locked", reason, (), record)
@@ -129,8 +140,9 @@ class ServiceLock:
             return None, str(exc)
 
 
-def new_twenty_record(lock: PartLock) -> LockRecord:
-    """A fresh record whose twenty are `lock`, with the machine they were locked on."""
+def new_twenty_record(lock: PartLock, lost_lock: str = "") -> LockRecord:
+    """A fresh record whose twenty are `lock`, with the machine they were locked on (`lost_lock`:
+    why an earlier lock, already revealed, could not be restored)."""
     import torch  # only where a lock is written: a kernel, which has it loaded
 
     from viewcopy.engine.devices import available_devices
@@ -138,6 +150,7 @@ def new_twenty_record(lock: PartLock) -> LockRecord:
     return LockRecord(
         lock.fingerprint, lock.locked_at, torch.__version__, available_devices(), lock.answers,
         receipts=lock.receipts, not_verified=lock.not_verified, draw_version=DRAW_VERSION,
+        lost_lock=lost_lock,
     )  # fmt: skip
 
 
@@ -148,12 +161,17 @@ def write_lock(
     *,
     receipts: list[dict] | tuple = (),
     not_verified: str = "",
+    lost_lock: str = "",
 ) -> LockRecord:
-    """Record a fresh lock of a part's answers (the twenty's starts a new record)."""
+    """Record a fresh lock of a part's answers (the twenty's starts a new record, which keeps the
+    lost lock its predecessor names)."""
     answered = stored(answers)
     lock = PartLock(fingerprint(answered), now(), answered, None, list(receipts), not_verified)
-    record = read_lock(directory) if part.key != TWENTY else None
-    updated = record.with_part(part.key, lock) if record else new_twenty_record(lock)
+    record = read_lock(directory)
+    if part.key == TWENTY:
+        updated = new_twenty_record(lock, lost_lock or (record.lost_lock if record else ""))
+    else:
+        updated = record.with_part(part.key, lock) if record else new_twenty_record(lock)
     save(updated, directory)
     return updated
 
@@ -163,9 +181,11 @@ def lock(
     answers: Mapping[object, Answer],
     directory: Folder = None,
     service: ServiceLock | None = None,
+    lost_lock: str = "",
 ) -> LockStatus:
     """Lock a part's answers, with the course's lock service when there is one. Re-locking is
-    allowed until the part's reveal (always in the master); autograde only verifies."""
+    allowed until the part's reveal (always in the master); autograde only verifies. `lost_lock`:
+    why an earlier lock the notebook showed could not be restored (locking.recover)."""
     record = read_lock(directory)
     current = part_status(part, answers, record)
     if autograding():
@@ -174,18 +194,20 @@ def lock(
     service = None if master else service
     held = record.part(part.key) if record else None
     revealed = held is not None and held.revealed_at is not None
-    if current.state == "locked" and (revealed or service is None or held.receipt("lock")):
+    if current.state in HELD and (revealed or service is None or held.receipt("lock")):
         return current  # a lock never registers with the service after a reveal
     if revealed and not master:
         raise LockError(changed_after_reveal(part, current, held))
     answered = stored(answers)
     receipt, problem = service.ask(part, "lock", fingerprint(answered)) if service else (None, "")
     receipts = [receipt] if receipt else []
-    if current.state == "locked":  # locked before, unverified: keep its time, add the receipt
+    if current.state in HELD:  # locked before, unverified: keep its time, add the receipt
         updated = record.with_part(part.key, replace(held, receipts=receipts, not_verified=problem))
         save(updated, directory)
     else:
-        updated = write_lock(part, answers, directory, receipts=receipts, not_verified=problem)
+        updated = write_lock(
+            part, answers, directory, receipts=receipts, not_verified=problem, lost_lock=lost_lock
+        )
     return part_status(part, answers, updated)
 
 

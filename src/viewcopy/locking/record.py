@@ -16,6 +16,8 @@ OUTPUT_KEY = "viewcopy_lock"
 """The key of the lock record in the metadata of the lock and reveal cells' outputs."""
 TWENTY = "predictions"
 """The part whose lock is the record's own fields: the twenty."""
+LATER_PARTS = ("next", "production")
+"""The parts after the twenty, each a dict field of the record under its own name."""
 DRAW_VERSION = 1
 """How a new lock seeds its next ops (exercise.next_predictions.draw_key); a record without the
 field was written before draws had versions (version 0)."""
@@ -97,6 +99,10 @@ class LockRecord:
     production: dict | None = None
     draw_version: int = 0
     """How this hand-in's next ops are seeded (exercise.next_predictions.draw_key)."""
+    lost_lock: str = ""
+    """Why an earlier lock this notebook showed, already revealed, could not be restored (""
+    when none was lost): every part of this record was locked after seeing a reveal, and counts
+    for nothing (locking.recover)."""
 
     def part(self, key: str) -> PartLock | None:
         """The lock of part `key`, None when it has none."""
@@ -110,6 +116,11 @@ class LockRecord:
             return PartLock(**held) if isinstance(held, dict) else None
         except TypeError:  # not a lock this lab wrote: as good as none
             return None
+
+    def parts(self) -> dict[str, PartLock]:
+        """Every part this record holds a lock of, by key, the twenty first."""
+        held = {key: self.part(key) for key in (TWENTY, *LATER_PARTS)}
+        return {key: lock for key, lock in held.items() if lock is not None}
 
     def with_part(self, key: str, lock: PartLock) -> LockRecord:
         """This record with part `key` locked as `lock`."""

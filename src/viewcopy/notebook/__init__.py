@@ -37,6 +37,7 @@ from viewcopy.locking import flow
 from viewcopy.locking.file import LockError, read_lock
 from viewcopy.locking.flow import LockStatus, ServiceLock
 from viewcopy.locking.record import TWENTY as TWENTY_KEY
+from viewcopy.locking.recover import Recovery, restore
 from viewcopy.notebook import checks as checks  # loaded by the setup cell, never in a graded one
 from viewcopy.notebook import colab
 from viewcopy.notebook.parts_table import parts_frame
@@ -140,14 +141,25 @@ def locked(part: Part, value: object, directory=None) -> tuple[dict, LockStatus]
     hand-in's keys (every bad entry named, nothing written), lock it."""
     if (reason := unwritten_reason(value, part.label)) is not None:
         raise PredictionError([(part.label, reason)], part.label)
+    lost = _restored(directory).lost
     parsed = _parsed(part, value, directory)
-    return parsed, flow.lock(part, parsed, directory, course_lock_service())
+    return parsed, flow.lock(part, parsed, directory, course_lock_service(), lost_lock=lost)
 
 
 def revealed(part: Part, value: object, directory=None) -> tuple[dict, LockStatus]:
     """The one path every part's reveal cell takes: parse, and refuse unless it is the lock's."""
+    _restored(directory)
     parsed = _parsed(part, value, directory)
     return parsed, flow.reveal(part, parsed, directory, course_lock_service())
+
+
+def _restored(directory) -> Recovery:
+    """A lock file lost with the runtime's files, restored from the notebook's own outputs where
+    they carry it; what was found is said once, in the cell that found it."""
+    recovery = restore(directory) or Recovery()
+    if note := recovery.note():
+        print(note)
+    return recovery
 
 
 def _parsed(part: Part, value: object, directory) -> dict[object, Prediction]:
@@ -166,6 +178,7 @@ def next_ops() -> dict[str, tuple[str, str]]:
     {id: (parent_expr, op_expr)} so any of them can be re-run by hand."""
     from IPython.display import HTML, display
 
+    _restored(None)
     ops = hand_in_draw(read_lock())
     rows = []
     for op in ops:

@@ -14,9 +14,9 @@ from pathlib import Path
 
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from viewcopy.course.handin import lock_in_outputs
 from viewcopy.locking.file import lock_file_text
 from viewcopy.locking.record import LOCK_FILE
+from viewcopy.locking.recover import lock_in_outputs
 
 STASH = "viewcopy_handed_in_lock"
 """The notebook metadata key that carries the record from sanitizing to autograding."""
