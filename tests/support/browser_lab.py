@@ -44,16 +44,36 @@ class JupyterLab:
         return f"http://127.0.0.1:{self.port}/lab/tree/{notebook}?token={self.token}"
 
     def ready(self) -> bool:
-        request = urllib.request.Request(
-            f"http://127.0.0.1:{self.port}/api/status",
-            headers={"Authorization": f"token {self.token}"},
-        )
-        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy
         try:
-            with direct.open(request, timeout=5) as response:
-                return response.status == 200
+            self.api("GET", "status")
+            return True
         except (urllib.error.URLError, OSError):
             return False
+
+    def api(self, method: str, path: str, body: dict | None = None) -> dict | None:
+        """One call of the server's REST API, its JSON answer (None when it has no body)."""
+        request = urllib.request.Request(
+            f"http://127.0.0.1:{self.port}/api/{path}",
+            data=None if body is None else json.dumps(body).encode(),
+            method=method,
+            headers={"Authorization": f"token {self.token}", "Content-Type": "application/json"},
+        )
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # loopback: no proxy
+        with direct.open(request, timeout=60) as response:
+            raw = response.read()
+        return json.loads(raw) if raw else None
+
+    def open_notebook(self, path: str) -> tuple[str, str]:
+        """Open the notebook at `path` (relative to the root) as JupyterLab does: a session with
+        a new kernel, started by the server for that notebook. (session id, kernel id)."""
+        body = {"path": path, "name": Path(path).name, "type": "notebook",
+                "kernel": {"name": "python3"}}  # fmt: skip
+        session = self.api("POST", "sessions", body)
+        return session["id"], session["kernel"]["id"]
+
+    def close_notebook(self, session_id: str) -> None:
+        """Close the session and shut its kernel down."""
+        self.api("DELETE", f"sessions/{session_id}")
 
     def stop(self) -> None:
         """SIGTERM (the server shuts its kernels down), then SIGKILL if it hangs."""
