@@ -146,3 +146,11 @@ def test_autograde_never_restores(handed, monkeypatch):
     monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
     viewcopy.lock(measured_predictions())
     assert read_lock() is None
+
+
+def test_a_session_path_relative_to_the_server_s_root_is_found(handed, monkeypatch):
+    saved, before = handed
+    monkeypatch.chdir(saved.parent)
+    monkeypatch.setenv("JPY_SESSION_NAME", f"some/folder/{saved.name}")
+    viewcopy.lock(measured_predictions())
+    assert json.loads(Path(LOCK_FILE).read_text()) == json.loads(before)

@@ -60,6 +60,8 @@ def _from_colab() -> OwnNotebook:
 
 
 def _from_file(path: Path) -> OwnNotebook:
+    if not path.is_absolute() and not path.exists():  # a server's path, relative to its root
+        path = Path.cwd() / path.name  # the kernel runs in the notebook's folder
     source = f"the notebook's saved file ({path})"
     try:
         content = json.loads(path.read_text(encoding="utf-8"))
