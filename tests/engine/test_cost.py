@@ -1,11 +1,14 @@
-"""What a copy costs, measured on CPU: bytes against numel x itemsize, kernels, times, figure."""
+"""What a copy costs, measured on CPU: bytes against numel x itemsize, kernels, times, figure; and
+shown in units, however extreme the measurement."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 import torch
+from support.shown import bare_numbers, raw_floats
 
 from viewcopy.display.cost_figure import cost_figure, cost_table
 from viewcopy.engine import cost
@@ -63,6 +66,21 @@ def test_the_table_has_one_line_per_row(report):
         moved = shown["moved"]
         assert moved == "—" if measured.bandwidth_gbs == 0 else moved.endswith("GB/s")
     assert report.shape == SHAPE and report.scaled_from is None
+
+
+@pytest.mark.parametrize("nbytes", [0, 1, 10**15])
+@pytest.mark.parametrize("measured", [0.0, 1e-15, 1e-9, 1e15, math.nan])
+def test_the_table_and_the_figure_show_every_measurement_in_its_unit(report, measured, nbytes):
+    rows = tuple(
+        replace(r, bytes_allocated=nbytes, median_s=measured, bandwidth_gbs=measured,
+                of_floor=measured)
+        for r in report.rows
+    )  # fmt: skip
+    extreme = replace(report, rows=rows, floor_gbs=measured)
+    shown = cost_table(extreme)[["kept", "median time", "moved", "of floor"]]
+    labels = [text.get_text() for axes in cost_figure(extreme).axes for text in axes.texts]
+    figures = " ".join([*shown.to_numpy().ravel(), *labels])
+    assert not raw_floats(figures) and not bare_numbers(figures), figures
 
 
 def test_a_slow_cpu_scales_the_batch_down_and_says_so(monkeypatch):

@@ -1,21 +1,30 @@
 """A model in production: which lines of its forward ask for a layout copy (checked against the
 storage witness on each line) and which copy only inside a compute kernel (the rest of what
 torch's profiler shows on each line alone); the copies' share of the forward they ran in;
-PRODUCTION parsed, locked, profiled and credited like the other locked parts, and a student who
-applies the lab's rules earning it all."""
+PRODUCTION parsed, locked, profiled and credited like the other locked parts, a student who
+applies the lab's rules earning it all, and the sheet showing every figure in its unit, however
+extreme the measurement."""
 
 from __future__ import annotations
+
+import math
+import re
 
 import pytest
 import torch
 from support.oracles import layout_oracle, production_oracle
+from support.shown import A_TIME, bare_numbers, raw_floats
 
 import viewcopy
 from viewcopy import notebook as lab
 from viewcopy.demo.synthetic import production_by_rules
+from viewcopy.display.production_sheet import ProductionSheet
+from viewcopy.engine.copy_trace import INTERNAL, LineCopies
 from viewcopy.engine.devices import available_devices
-from viewcopy.exercise.part import PredictionError
+from viewcopy.exercise.part import Prediction, PredictionError
 from viewcopy.exercise.production_model import (
+    RUNS,
+    ProductionProfile,
     copy_lines,
     forward_listing,
     internal_copy_lines,
@@ -23,7 +32,11 @@ from viewcopy.exercise.production_model import (
 )
 from viewcopy.instructor.master import measured_production
 from viewcopy.locking.file import LockError
+from viewcopy.locking.flow import LockStatus
 from viewcopy.notebook import checks
+
+MEASURED = ["layout copies", "bandwidth (of floor)", "copies nobody wrote"]
+"""The sheet's columns of measured figures."""
 
 
 def test_the_layout_copies_are_the_storage_witness_s_and_the_rest_copies_nobody_wrote():
@@ -53,7 +66,9 @@ def test_a_student_who_applies_the_lab_s_rules_earns_all_of_it(revealed):
         assert frame.loc[line, "copies nobody wrote"] != "—"
     for line in internal_copy_lines() - copy_lines():
         assert frame.loc[line, "correct"] == "not graded"
-    assert "0.000000" not in shown._repr_html_() and "µs" in shown.headline()
+    assert not raw_floats(shown._repr_html_()) and not raw_floats(repr(shown))
+    assert not bare_numbers(" ".join(frame[MEASURED].to_numpy().ravel()))
+    assert re.search(rf"{A_TIME} of a {A_TIME} forward", shown.headline())  # in any unit: load
 
 
 def test_a_line_that_copies_only_inside_a_kernel_is_not_graded_either_answer_stands(revealed):
@@ -118,3 +133,25 @@ def test_bad_production_names_every_problem_and_it_comes_after_the_twenty(reveal
 def test_profiling_the_forward_writes_nothing_to_stderr(capfd):
     profile_forward(runs=1)
     assert capfd.readouterr().err == ""  # a graded cell that writes to stderr scores 0
+
+
+@pytest.mark.parametrize("nbytes", [0, 1, 10**15])
+@pytest.mark.parametrize("measured", [0.0, 1e-15, 1e-9, 1e15, math.nan, math.inf])
+def test_the_sheet_shows_every_measurement_in_its_unit_however_extreme(measured, nbytes):
+    shown = ProductionSheet(*_predicted_and_locked(), _profile(measured, nbytes))
+    assert not raw_floats(shown._repr_html_()) and not raw_floats(repr(shown))
+    assert not bare_numbers(" ".join(shown.frame[MEASURED].to_numpy().ravel()))
+
+
+def _profile(measured: float, nbytes: int) -> ProductionProfile:
+    """A profile whose every time, size and rate is `measured` (or `nbytes`): the layout copies
+    on the lines that copy, one copy nobody wrote on the first line."""
+    copies = {n: LineCopies(n, kernels=["aten::clone"], count=2, bytes=nbytes, seconds=measured)
+              for n in copy_lines()}  # fmt: skip
+    internal = {1: LineCopies(1, INTERNAL, ["aten::copy_"], 1, nbytes, measured)}
+    return ProductionProfile("cpu", copies, internal, measured, measured, RUNS, measured)
+
+
+def _predicted_and_locked() -> tuple[dict[int, Prediction], LockStatus]:
+    answers = production_by_rules()
+    return {n: Prediction(v, "") for n, v in answers.items()}, LockStatus("locked", "Locked.")

@@ -49,13 +49,14 @@ def cost_figure(report: CostReport) -> Figure:
     speed, memory = figure.subplots(2, 1, sharex=True)
     names = [row.name for row in report.rows]
     bars = speed.bar(names, [row.bandwidth_gbs for row in report.rows], color=BAR_COLOR)
-    speed.bar_label(bars, labels=[f"{row.of_floor:.0%}" for row in report.rows], padding=2)
+    speed.bar_label(bars, labels=[units.share(row.of_floor) for row in report.rows], padding=2)
     speed.axhline(report.floor_gbs, color=FLOOR_COLOR, linestyle="--", label="floor: copy_")
     speed.margins(y=0.15)
     speed.set_ylabel("GB/s moved (read + write)")
     speed.legend(loc="upper left")
-    kept = memory.bar(names, [row.bytes_allocated / 1e6 for row in report.rows], color=BAR_COLOR)
-    memory.bar_label(kept, labels=[f"{row.bytes_allocated:,} B" for row in report.rows], padding=2)
+    kept = [row.bytes_allocated for row in report.rows]
+    bars = memory.bar(names, [nbytes / 1e6 for nbytes in kept], color=BAR_COLOR)
+    memory.bar_label(bars, labels=[units.size(nbytes) for nbytes in kept], padding=2)
     memory.margins(y=0.15)
     memory.set_ylabel("MB allocated")
     memory.tick_params(axis="x", labelrotation=20)

@@ -68,7 +68,7 @@ class ProductionSheet(PartSheet):
         if copies is None:
             return units.NONE
         gbs = self.profile.bandwidth_gbs(copies)
-        return f"{units.rate(gbs)} ({units.share(gbs / self.profile.floor_gbs)})"
+        return f"{units.rate(gbs)} ({units.share(units.ratio(gbs, self.profile.floor_gbs))})"
 
     def headline(self) -> str:
         if self.profile is None:

@@ -78,8 +78,8 @@ class ProductionProfile:
 
     @property
     def share(self) -> float:
-        """The copies' share of the forward they ran in (at most 1)."""
-        return self.copy_s / self.forward_s
+        """The copies' share of the forward they ran in (at most 1; NaN for a forward timed 0)."""
+        return self.copy_s / self.forward_s if self.forward_s else math.nan
 
     def verdict(self, number: int) -> str:
         return "copy" if number in self.lines else "no copy"
