@@ -1,11 +1,20 @@
 #!/usr/bin/env bash
 # Set up .venv if needed, then lint and run every test, with the project's environment on PATH
-# (nbgrader calls tools from it). Arguments go to pytest; --fast first runs the fast subset.
+# (nbgrader calls tools from it). Arguments go to pytest; --fast first runs the fast subset. A step
+# that fails before the tests says which; pytest ends with its short summary (pyproject's -ra), a
+# line per failing test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+
+step() {  # NAME COMMAND...: run one step before the tests; say which failed
+    local name="$1"
+    shift
+    "$@" || { local rc=$?; echo "scripts/test.sh: $name failed (exit $rc)" >&2; exit "$rc"; }
+}
+
+step "setup (scripts/setup.sh)" scripts/setup.sh
 export PATH="$PWD/.venv/bin:$PATH"
-ruff check src tests benchmarks
+step "lint (ruff check)" ruff check src tests benchmarks
 # --fast: only the tests that need no course, browser, server, hub or sandbox (a minute here).
 FAST="not (course or sandbox or cluster or browser or postgres or service or hub or slow)"
 if [ "${1:-}" = "--fast" ]; then
