@@ -1,24 +1,29 @@
 """Rules tested as rules (lab card, rule 3): a rule after for a missed item earns its credit on the
-hand-in's locked next ops of the item's family; "I ran it" is refused wherever a rule is asked
-for; and each lock draws next ops of its own."""
+hand-in's locked next ops of the item's family, and nothing while none is locked (untested); only
+a family no next op can test is judged by what its rule names; the grader recomputes it the same;
+"I ran it" is refused wherever a rule is asked for; and each lock draws next ops of its own."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
+import nbformat
 import pytest
 from support.oracles import numpy_oracle
 
 import viewcopy
 from viewcopy import notebook as lab
+from viewcopy.course import records
 from viewcopy.exercise import catalogue
-from viewcopy.exercise.next_ops import draw
-from viewcopy.exercise.next_predictions import hand_in_draw
+from viewcopy.exercise.next_ops import draw, measure_pool
+from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
 from viewcopy.exercise.part import PredictionError, rule_problem
 from viewcopy.instructor.master import measured_predictions
+from viewcopy.locking.canonical import fingerprint
 from viewcopy.locking.file import read_lock, save
 from viewcopy.locking.record import LOCK_FILE
 from viewcopy.notebook import checks
+from viewcopy.plugins.trusted import check_call, recompute, rejudge
 
 RAN_IT = [
     "I ran it", "ran it.", "I checked data_ptr", "I checked x.data_ptr()", "measured",
@@ -98,13 +103,124 @@ def test_a_rule_after_earns_what_it_held_on_the_next_ops_of_its_family(workdir, 
         assert "held on none of them" in said
 
 
+def redraw(minute: int) -> None:
+    """Move the time of the lock here, so that it draws other next ops for the same sheet."""
+    save(replace(read_lock(), locked_at=f"2026-12-02T09:{minute:02d}:00+00:00"))
+
+
+def item_not_drawn() -> int:
+    """An item whose family the draw of the revealed lock here does not hold (its time moved
+    until it draws one)."""
+    for minute in range(60):
+        drawn = {op.family for op in hand_in_draw(read_lock())}
+        if absent := [op.item for op in catalogue.OPS if op.family not in drawn]:
+            return absent[0]
+        redraw(minute)
+    raise AssertionError("every draw holds every family of the twenty")
+
+
+def right_next() -> dict:
+    """This hand-in's next ops, each predicted as measured."""
+    measured = measure_pool()
+    return {op.id: (measured[op.id].verdict, "strides") for op in hand_in_draw(read_lock())}
+
+
 def test_without_a_next_op_of_its_family_a_rule_after_is_judged_by_what_it_names(revealed, capsys):
-    wrong = missed_sheet(1)
-    assert checks.rules_after_credit(wrong, {1: "the strides decide it"}, points=2) == 2
-    assert "no next op of their family: items 1." in capsys.readouterr().out
-    assert checks.rules_after_credit(wrong, {1: "it is a view because it is"}, points=2) == 0
-    assert checks.rules_after_credit(wrong, {1: "I ran it and saw the strides"}, points=2) == 0
+    item = item_not_drawn()
+    wrong = missed_sheet(item)
+    assert checks.rules_after_credit(wrong, {item: "the strides decide it"}, points=2) == 2
+    assert f"no next op of their family: items {item}." in capsys.readouterr().out
+    assert checks.rules_after_credit(wrong, {item: "it is a view because it is"}, points=2) == 0
+    assert f"({catalogue.op(item).family}) in your draw" in capsys.readouterr().out
+    assert checks.rules_after_credit(wrong, {item: "I ran it and saw the strides"}, points=2) == 0
     assert '"I ran it" is not a rule' in capsys.readouterr().out
+
+
+def test_a_rule_after_whose_family_is_drawn_earns_nothing_until_those_next_ops_are_locked(
+    workdir, capsys
+):
+    item, ids = family_item(workdir)
+    sheet, rules = missed_sheet(item), {item: "the strides decide it"}
+    capsys.readouterr()
+    assert checks.rules_after_credit(sheet, rules, points=2) == 0
+    said = capsys.readouterr().out
+    assert f"item {item} {catalogue.op(item).expr}: untested, so no credit" in said
+    assert f"({catalogue.op(item).family}), {', '.join(ids)}, and no locked" in said
+    assert f"items {item}. Predict your next ops of their families ({', '.join(ids)})" in said
+    assert "viewcopy.lock_next(NEXT_PREDICTIONS), then run this cell again." in said
+    assert "judged by what" not in said
+    viewcopy.lock_next(right_next())
+    assert checks.rules_after_credit(sheet, rules, points=2) == 2
+    assert "untested" not in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spoiled", ["changed after its lock", "without the family's ids"])
+def test_a_next_lock_that_locks_none_of_the_family_leaves_its_rule_untested(
+    workdir, capsys, spoiled
+):
+    item, ids = family_item(workdir)
+    viewcopy.lock_next(right_next())
+    record = read_lock()
+    held = record.part(NEXT.key)
+    if spoiled == "changed after its lock":
+        spoilt = replace(held, answers={**held.answers, ids[0]: ["error", "strides"]})
+    else:
+        kept = {i: answer for i, answer in held.answers.items() if i not in ids}
+        spoilt = replace(held, answers=kept, fingerprint=fingerprint(kept))
+    save(record.with_part(NEXT.key, spoilt))
+    capsys.readouterr()
+    assert checks.rules_after_credit(missed_sheet(item), {item: "strides"}, points=2) == 0
+    assert "untested, so no credit" in capsys.readouterr().out
+
+
+def test_without_a_draw_a_rule_after_is_judged_by_what_it_names_and_the_cell_says_why(
+    workdir, capsys
+):
+    sheet = missed_sheet(1)
+    for lock_it in (False, True):  # no lock at all, then locked but not revealed: nothing drawn
+        if lock_it:
+            viewcopy.lock(sheet)
+        capsys.readouterr()
+        assert checks.rules_after_credit(sheet, {1: "the strides decide it"}, points=2) == 2
+        said = capsys.readouterr().out
+        assert "no next ops are drawn until the twenty are locked and revealed: items 1." in said
+        assert checks.rules_after_credit(sheet, {1: "it is a view because it is"}, points=2) == 0
+        assert "(index) is drawn yet, so it is judged by what it names" in capsys.readouterr().out
+
+
+RULES_CELL = "viewcopy.checks.rules_after_credit(PREDICTIONS, RULES_AFTER, points=2)"
+
+
+def kernel_cell(credit) -> nbformat.NotebookNode:
+    """The rules-after cell as the kernel left it: the credit it displayed, with its record."""
+    shown, meta = credit._repr_mimebundle_()
+    output = {"output_type": "execute_result", "execution_count": 1, "data": shown}
+    return nbformat.v4.new_code_cell(outputs=[nbformat.from_dict({**output, "metadata": meta})])
+
+
+def test_the_grader_recomputes_a_rule_after_as_the_kernel_judged_it(workdir, capsys):
+    item, _ = family_item(workdir)
+    sheet, rules = missed_sheet(item), {item: "the strides decide it"}
+    call, lock = check_call(RULES_CELL), checks.local_lock(workdir)
+    for locked_next in (False, True):  # untested, then tested on the next ops locked right
+        if locked_next:
+            viewcopy.lock_next(right_next())
+        capsys.readouterr()
+        kernel = checks.rules_after_credit(sheet, rules, points=2)
+        said = capsys.readouterr().out
+        record = kernel._repr_mimebundle_()[1][records.KEY]
+        sheets = {"predictions": sheet}
+        grader = recompute("rules_after_credit", record, RULES_CELL, call, 2, lock, sheets, workdir)
+        assert grader == (kernel, said)
+        graded = kernel_cell(kernel)
+        rejudge(graded, RULES_CELL, call, 2, lock, sheets, workdir)
+        assert len(graded.outputs) == 1 and graded.outputs[0].data["text/plain"] == repr(kernel)
+        assert kernel == (2 if locked_next else 0)
+    faked = kernel_cell(kernel)
+    save(replace(read_lock(), next=None))
+    rejudge(faked, RULES_CELL, call, 2, lock, {"predictions": sheet}, workdir)
+    assert faked.outputs[-1].data["text/plain"] == "0.0"  # its next ops' lock gone: untested
+    assert "untested, so no credit" in faked.outputs[0].text
 
 
 def test_two_locks_of_the_same_sheet_draw_their_own_next_ops_and_old_locks_keep_theirs(revealed):

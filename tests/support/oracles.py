@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+from collections.abc import Collection
 from pathlib import Path
 
 import nbformat
@@ -104,7 +105,8 @@ def expected_scores(student: Student, lock: LockRecord | None = None) -> dict[st
         predictions_credit = round(5 * min(right, 16) / 16, 4) if locked else 0.0
         rules = exec_cell(cells["rules_after"], "RULES_AFTER")
         held = next_ops_held(student, lock) if student.wrong_items else {}
-        covered = sum(rule_held(rules.get(i), catalogue.op(i).family, held)
+        drawn = drawn_families(student, lock) if student.wrong_items else set()
+        covered = sum(rule_held(rules.get(i), catalogue.op(i).family, held, drawn)
                       for i in student.wrong_items)  # fmt: skip
         misses = len(student.wrong_items)
         rules_credit = round(2 * covered / misses, 4) if misses else 2.0
@@ -231,14 +233,28 @@ def expected_production_credit(student: Student, points: float = 2) -> float:
     return round(points * right / len(sheet), 4)
 
 
-def rule_held(rule: object, family: str, held: dict[str, list[bool]]) -> float:
-    """How far a rule after for a missed item of `family` held: on the next ops of its family
-    in the draw, else by naming what decides it."""
+def rule_held(
+    rule: object, family: str, held: dict[str, list[bool]], drawn: Collection[str] = ()
+) -> float:
+    """How far a rule after for a missed item of `family` held: on the locked next ops of its
+    family in the draw; nothing where the draw holds that family (`drawn`: its families) but no
+    next op of it is locked (untested); else, no next op of its family drawn, by naming what
+    decides it."""
     if not isinstance(rule, str) or rule_problem(rule) is not None:
         return 0.0
     if family in held:
         return sum(held[family]) / len(held[family])
+    if family in drawn:
+        return 0.0
     return float(checks.RULE_WORDS.search(rule) is not None)
+
+
+def drawn_families(student: Student, lock: LockRecord | None) -> set[str]:
+    """The families of a profile's next ops, drawn from its hand-in's lock of the twenty once
+    revealed; none without a revealed lock (nothing drawn)."""
+    if lock is None and student.runs:
+        raise ValueError(f"{student.student_id} ran the lab: pass its hand-in's lock record")
+    return {op.family for op in hand_in_draw(lock)} if lock and lock.revealed_at else set()
 
 
 def next_answers(student: Student, lock: LockRecord | None) -> dict[str, tuple[str, bool]]:

@@ -178,10 +178,12 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
 
 
 def rules_after_credit(predictions: object, rules_after: object, *, points: float = 2) -> float:
-    """Credit per missed item whose rule after held on the next op: a real rule (not empty, not
-    "it depends", not "I ran it") earns in proportion to the hand-in's locked next ops of the
-    item's family that it predicted right; where its draw holds none of that family, the rule
-    must name what decides it (strides, storage, contiguity, dtype, device or bytes)."""
+    """Credit per missed item whose rule after held: a real rule (not empty, not "it depends",
+    not "I ran it") earns in proportion to the hand-in's next ops of the item's family that its
+    locked NEXT_PREDICTIONS got right, and nothing while it locks none of them (untested). Only
+    where no next op of that family can test it (the draw holds none, or nothing is drawn: the
+    twenty are not revealed) must the rule name what decides it (strides, storage, contiguity,
+    dtype, device or bytes)."""
     record = {
         "check": "rules_after_credit",
         "predictions": encode(predictions),
@@ -196,48 +198,105 @@ def rules_after_credit(predictions: object, rules_after: object, *, points: floa
         print(f"RULES_AFTER must be a dict {{item: rule}}, got {type(rules_after).__name__}.")
         return Credit(0.0, record)
     held = next_ops_held(_handed_in_lock())
-    covered, by_words = 0.0, []
-    for item in missed:
-        op, rule = catalogue.op(item), rules_after.get(item)
-        if problem := rule_after_problem(rule):
-            print(f"  item {item} {op.expr}: {problem}")
-        elif ops := held.get(op.family):
-            right = [op_id for op_id, hit in ops if hit]
-            wrong = [op_id for op_id, hit in ops if not hit]
-            covered += len(right) / len(ops)
-            said = f"held on {', '.join(right)}" if right else "held on none of them"
-            missed_on = f"; not on {', '.join(wrong)}" if right and wrong else ""
-            print(
-                f"  item {item} {op.expr}: your rule was tested on your next ops of its family "
-                f"({op.family}): it {said}{missed_on}."
-            )
-        elif problem := _rule_words_problem(rule):
-            print(f"  item {item} {op.expr}: no next op of its family ({op.family}) in your "
-                  f"draw, so it is judged by what it names: {problem}")  # fmt: skip
-        else:
-            covered += 1
-            by_words.append(item)
+    found = {item: _rule_after(item, rules_after.get(item), held) for item in missed}
+    for item, (_, _, line) in found.items():
+        if line:
+            print(f"  item {item} {catalogue.op(item).expr}: {line}")
+    covered = sum(share for share, _, _ in found.values())
     print(
         f"{covered:.3g}/{len(missed)} missed items have a rule that held: on the locked next ops "
-        "of their family, or (where your draw had none) by naming what decides it."
+        "of their family, or (where no next op of their family can test it) by naming what "
+        "decides it."
     )
-    if by_words:
-        print(f"Judged by what they name, your draw having no next op of their family: items "
-              f"{', '.join(map(str, by_words))}.")  # fmt: skip
+    for line in _judged_how({item: how for item, (_, how, _) in found.items()}, held):
+        print(line)
     return Credit(_credit(points, covered, len(missed)), record)
 
 
-def next_ops_held(record) -> dict[str, list[tuple[str, bool]]]:
-    """Per family, this hand-in's next ops and whether its locked NEXT_PREDICTIONS got each one
-    right (measured); empty without a genuine lock of them."""
-    held = record.part(NEXT.key) if record is not None else None
-    if held is None or not matches(held.answers, held.fingerprint) or not record.revealed_at:
+Held = dict[str, list[tuple[str, bool | None]]]
+"""Per family of a hand-in's draw, its next ops: (id, right by its locked NEXT_PREDICTIONS, or
+None where they lock no answer to it)."""
+
+
+def _rule_after(item: int, rule: object, held: Held) -> tuple[float, str, str]:
+    """How far a missed item's rule after held (0-1), how it was judged (`no rule`, `tested`,
+    `untested`, `words`), and what the cell says of it ("" for a rule that holds by its words)."""
+    family = catalogue.op(item).family
+    ops = held.get(family, [])
+    if problem := rule_after_problem(rule):
+        return 0.0, "no rule", problem
+    if (share := held_share(ops)) is not None:
+        right = [op_id for op_id, hit in ops if hit]
+        wrong = [op_id for op_id, hit in ops if not hit]
+        said = f"held on {', '.join(right)}" if right else "held on none of them"
+        said += f"; not on {', '.join(wrong)}" if right and wrong else ""
+        line = f"your rule was tested on your next ops of its family ({family}): it {said}."
+        return share, "tested", line
+    if ops:
+        ids = ", ".join(op_id for op_id, _ in ops)
+        line = (
+            f"untested, so no credit: your draw holds next ops of its family ({family}), {ids}, "
+            f"and no locked {NEXT.label} predicts them."
+        )
+        return 0.0, "untested", line
+    if problem := _rule_words_problem(rule):
+        where = "in your draw" if held else "is drawn yet"
+        line = f"no next op of its family ({family}) {where}, so it is judged by what it names: "
+        return 0.0, "words", line + problem
+    return 1.0, "words", ""
+
+
+def _judged_how(how: Mapping[int, str], held: Held) -> list[str]:
+    """The lines that say which rules are untested and how to test them, and which are judged
+    by what they name, and why."""
+    untested = [item for item, h in how.items() if h == "untested"]
+    by_words = [item for item, h in how.items() if h == "words"]
+    lines = []
+    if untested:
+        ids = sorted({op_id for i in untested for op_id, _ in held[catalogue.op(i).family]})
+        lines.append(
+            f"Untested, so they earn nothing yet: items {', '.join(map(str, untested))}. Predict "
+            f"your next ops of their families ({', '.join(ids)}) with these rules in "
+            f"{NEXT.label} below, lock them with viewcopy.{NEXT.lock_call}({NEXT.label}), then "
+            "run this cell again."
+        )
+    if by_words and held:
+        lines.append(
+            "Judged by what they name, your draw having no next op of their family: items "
+            f"{', '.join(map(str, by_words))}."
+        )
+    elif by_words:
+        lines.append(
+            "Judged by what they name, since no next ops are drawn until the twenty are locked "
+            f"and revealed: items {', '.join(map(str, by_words))}."
+        )
+    return lines
+
+
+def held_share(ops: Iterable[tuple[str, bool | None]]) -> float | None:
+    """How far a rule held on the next ops of its family in the draw: the share of them its
+    locked NEXT_PREDICTIONS got right (one it locks no answer to held nothing); None when it
+    locks none of them, or there are none: nothing tested the rule."""
+    ops = list(ops)
+    if all(hit is None for _, hit in ops):
+        return None
+    return sum(hit is True for _, hit in ops) / len(ops)
+
+
+def next_ops_held(record: LockRecord | None) -> Held:
+    """Per family of this hand-in's draw, its next ops and whether its locked NEXT_PREDICTIONS
+    got each one right (measured), None where they lock no answer to it (never locked, or a
+    lock that does not match its fingerprint locks nothing); empty only without a draw (the
+    twenty not locked and revealed)."""
+    if record is None or not record.revealed_at:
         return {}
-    measured = measure_pool()
-    found: dict[str, list[tuple[str, bool]]] = {}
+    held = record.part(NEXT.key)
+    locked = held.answers if held and matches(held.answers, held.fingerprint) else {}
+    measured = measure_pool() if locked else {}
+    found: Held = {}
     for op in hand_in_draw(record):
-        answer = held.answers.get(op.id)
-        hit = answer is not None and answer[0] == measured[op.id].verdict
+        answer = locked.get(op.id)
+        hit = None if answer is None else answer[0] == measured[op.id].verdict
         found.setdefault(op.family, []).append((op.id, hit))
     return found
 

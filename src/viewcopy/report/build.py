@@ -56,7 +56,7 @@ from viewcopy.exercise.scoring import (
 )
 from viewcopy.grading.record import FAILED, INTERRUPTED, read_record, record_path
 from viewcopy.locking.judge import LockPolicy
-from viewcopy.notebook.checks import next_ops_held, rule_after_problem
+from viewcopy.notebook.checks import held_share, next_ops_held, rule_after_problem
 from viewcopy.notebook.miss_lines import Miss, parse_misses
 
 REFUSED = "tried to lock after the reveal"
@@ -119,7 +119,7 @@ class StudentLine:
     families: Mapping[str, tuple[int, int, int, int]] = field(default_factory=dict)
     """Family -> (right on the twenty, of how many, right on the next ops, of how many)."""
     rules: Mapping[str, tuple[int, int, float]] = field(default_factory=dict)
-    """Family -> (missed items with a rule after, of those tested on the next ops, how far they
+    """Family -> (missed items with a rule after, of those tested on locked next ops, how far they
     held there, summed: each 0-1)."""
 
     @property
@@ -215,8 +215,8 @@ class ClassReport:
 
     @property
     def rule_families(self) -> dict[str, tuple[int, int, float]]:
-        """Per family, over the class: missed items with a rule after, how many met next ops of
-        their family, and the share of those they held on (None: none met any)."""
+        """Per family, over the class: missed items with a rule after, how many were tested on
+        locked next ops of their family, and the share of those they held on (None: none was)."""
         sums: dict[str, list] = {}
         for s in self.students:
             for family, counts in s.rules.items():
@@ -353,8 +353,9 @@ def _student_line(
 
 
 def _rules_part(handin: HandIn, table: Mapping[int, ItemTruth]) -> dict:
-    """Per family: the missed items with a rule after, how many met next ops of their family,
-    and how far they held there (as `check_rules_after` credits them)."""
+    """Per family: the missed items with a rule after, how many were tested on locked next ops
+    of their family, and how far they held there (as `check_rules_after` credits them; the rest
+    are untested, or judged by what they name where the draw holds none of their family)."""
     if handin.submitted is None or not isinstance(handin.rules_after, dict):
         return {}
     held = next_ops_held(handin.record)
@@ -366,9 +367,9 @@ def _rules_part(handin: HandIn, table: Mapping[int, ItemTruth]) -> dict:
         family = catalogue.op(item).family
         counts = found.setdefault(family, [0, 0, 0.0])
         counts[0] += 1
-        if ops := held.get(family):
+        if (share := held_share(held.get(family, ()))) is not None:
             counts[1] += 1
-            counts[2] += sum(hit for _, hit in ops) / len(ops)
+            counts[2] += share
     return {family: tuple(c) for family, c in found.items()}
 
 
