@@ -25,8 +25,11 @@ python3 -m venv .venv
 # JupyterHub's proxy (`viewcopy hub`) is a node program: into .venv/bin, beside jupyterhub.
 if command -v npm >/dev/null; then
     npm install --global --silent --prefix .venv configurable-http-proxy@5 >/dev/null
+    # axe-core, pinned, for the accessibility audit in Chromium (tests/support/axe.py pins the same)
+    npm install --global --silent --prefix .venv axe-core@4.14.1 >/dev/null
 else
     echo "note: install node and npm for \`viewcopy hub\` (JupyterHub's configurable-http-proxy)" >&2
+    echo "      and for the accessibility audit (axe-core)" >&2
 fi
 echo "$wanted" > "$stamp"
 echo "ready: $(.venv/bin/python -c 'import torch, viewcopy; print("torch", torch.__version__)')"

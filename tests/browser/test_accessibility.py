@@ -1,0 +1,149 @@
+"""WCAG 2.1 AA, audited where students and instructors meet the lab: a filled release notebook Run
+All in JupyterLab 4 in Chromium, then everything the lab outputs audited by axe-core (pinned;
+the wcag2a, wcag2aa, wcag21a and wcag21aa rules, colour contrast computed by the browser) in
+JupyterLab Light, Dark and Dark High Contrast; the diagrams found in Chromium's accessibility tree
+with their strides and verdicts. Violations in JupyterLab's own chrome are outside the audit (the
+selectors below take the outputs only) and are listed in docs/accessibility.md.
+
+Slow (a JupyterLab server and its kernel, the whole notebook): a few minutes.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+
+import nbformat
+import pytest
+from support.chromium import require_chromium, unavailable
+from support.course_notebook import RELEASE, ROOT
+
+from viewcopy.course.assignment import NOTEBOOK, grade_id
+from viewcopy.demo.synthetic import fill, next_predictions_source, synthetic_class
+
+pytestmark = [pytest.mark.browser]
+
+require_chromium("VIEWCOPY_REQUIRE_BROWSER")
+
+from playwright.sync_api import expect  # noqa: E402
+from support.axe import audit, axe_problem, described  # noqa: E402
+from support.browser_lab import (  # noqa: E402 (after the checks: it imports playwright)
+    cell,
+    keep_console,
+    launch_chromium,
+    output_area,
+    replace_source,
+    run_all,
+    start_jupyterlab,
+    wait_idle,
+)
+
+if (problem := axe_problem()) is not None:
+    unavailable(problem, "VIEWCOPY_REQUIRE_BROWSER")
+
+KERNEL_MS = 600_000
+VIEWPORT = {"width": 1400, "height": 2400}
+EVERY_CELL_LAID_OUT = '{"windowingMode": "none"}'
+"""The notebook lays out every cell, on screen or not: axe sees all the lab outputs."""
+THEMES = ("JupyterLab Light", "JupyterLab Dark", "JupyterLab Dark High Contrast")
+OUTPUTS = [".jp-OutputArea-output"]
+"""What the lab outputs: every output area's content (JupyterLab's chrome is not the lab's)."""
+AXE_SEES_THE_SHELL = "body { height: 100vh; }"
+"""JupyterLab's body is 0 px tall with `overflow: hidden` and its shell absolutely positioned:
+nothing is clipped on screen, but axe reads every node as clipped by the body and skips its
+colour contrast. The body given the window's height changes nothing drawn."""
+
+
+def at(notebook: nbformat.NotebookNode, wanted: str) -> int:
+    return [grade_id(c) for c in notebook.cells].index(wanted)
+
+
+@pytest.fixture(scope="module")
+def shots():
+    folder = ROOT / "artifacts" / "accessibility"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def fifteen():
+    """15/20 (misses measured, not typed), a rule for every miss: diagrams to show."""
+    return next(s for s in synthetic_class(ROOT) if s.student_id == "fifteen")
+
+
+@pytest.fixture(scope="module")
+def notebook(fifteen):
+    filled = nbformat.read(RELEASE, as_version=4)
+    fill(filled, fifteen.cells)
+    return filled
+
+
+@pytest.fixture(scope="module")
+def page(request, tmp_path_factory, notebook, shots):
+    """The student's tab: the filled release Run All in JupyterLab, NEXT_PREDICTIONS written once
+    the next ops are drawn, then every cell below run: all the lab shows, on screen."""
+    root = tmp_path_factory.mktemp("student")
+    nbformat.write(notebook, root / NOTEBOOK)
+    home = tmp_path_factory.mktemp("jupyter")
+    lab = start_jupyterlab(root, home, shots / "jupyterlab.log")
+    request.addfinalizer(lab.stop)
+    settings = home / "user-settings" / "@jupyterlab" / "notebook-extension"
+    (settings / "tracker.jupyterlab-settings").write_text(EVERY_CELL_LAID_OUT)
+    tab = launch_chromium(request, timeout_ms=60_000).new_page(viewport=VIEWPORT)
+    keep_console(tab, shots / "console.log")
+    tab.goto(lab.url(NOTEBOOK), timeout=120_000)
+    wait_idle(tab, KERNEL_MS)
+    run_all(tab, at(notebook, "lock_next"), KERNEL_MS)  # stops: the next ops are drawn now
+    replace_source(tab, at(notebook, "next_predictions"), next_predictions_source("rules", root))
+    tab.get_by_role("menuitem", name="Run", exact=True).click()
+    tab.get_by_role("menuitem", name="Run Selected Cell and All Below", exact=True).click()
+    last = output_area(tab, len(notebook.cells) - 1).locator(".jp-OutputArea-output").first
+    expect(last).to_be_attached(timeout=KERNEL_MS)
+    wait_idle(tab, KERNEL_MS)
+    tab.add_style_tag(content=AXE_SEES_THE_SHELL)
+    return tab
+
+
+def use_theme(page, theme: str) -> None:
+    """Use Theme: `theme` from the command palette, as a student picks it; wait until the page
+    wears it."""
+    page.keyboard.press("Escape")
+    page.keyboard.press("Control+Shift+c")
+    page.keyboard.insert_text(f"Use Theme: {theme}")
+    item = re.compile(f"^Use Theme: {re.escape(theme)}$")
+    page.locator(".lm-CommandPalette-item", has_text=item).click()
+    expect(page.locator(f'body[data-jp-theme-name="{theme}"]')).to_have_count(1)
+    page.wait_for_timeout(1000)  # the theme's stylesheet applied to every output
+
+
+def audit_outputs(page, notebook) -> tuple[dict[str, list], dict[str, list]]:
+    """Every code cell's outputs audited with the cell on screen (JupyterLab lays out only what
+    is near the viewport, and contrast is computed for what is drawn): violations and what axe
+    could not decide, by grade id."""
+    violations, undecided = {}, {}
+    for index, code in enumerate(notebook.cells):
+        if code.cell_type != "code":
+            continue
+        target = cell(page, index)
+        target.scroll_into_view_if_needed()
+        page.wait_for_timeout(200)
+        where = [f'.jp-Notebook-cell[data-windowed-list-index="{index}"] {OUTPUTS[0]}']
+        if not page.locator(where[0]).count():
+            continue
+        violations[grade_id(code)] = audit(page, where)
+        undecided[grade_id(code)] = audit(page, where, kind="incomplete")
+    return (
+        {k: v for k, v in violations.items() if v},
+        {k: v for k, v in undecided.items() if v},
+    )
+
+
+@pytest.mark.parametrize("theme", THEMES)
+def test_everything_the_lab_outputs_meets_wcag_2_1_aa(page, notebook, theme, shots):
+    use_theme(page, theme)
+    found, undecided = audit_outputs(page, notebook)
+    page.screenshot(path=shots / f"{theme.replace(' ', '-')}.png", full_page=False)
+    report = "\n".join(f"[{cell_id}]\n{described(v)}" for cell_id, v in found.items())
+    print("undecided:\n" + "\n".join(f"[{c}]\n{described(v)}" for c, v in undecided.items()))
+    assert found == {}, report
