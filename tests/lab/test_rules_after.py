@@ -173,19 +173,19 @@ def test_a_next_lock_that_locks_none_of_the_family_leaves_its_rule_untested(
     assert "untested, so no credit" in capsys.readouterr().out
 
 
-def test_without_a_draw_a_rule_after_is_judged_by_what_it_names_and_the_cell_says_why(
-    workdir, capsys
-):
+def test_without_a_draw_a_rule_after_is_untested_and_the_cell_says_how_to_test_it(workdir, capsys):
     sheet = missed_sheet(1)
     for lock_it in (False, True):  # no lock at all, then locked but not revealed: nothing drawn
         if lock_it:
             viewcopy.lock(sheet)
-        capsys.readouterr()
-        assert checks.rules_after_credit(sheet, {1: "the strides decide it"}, points=2) == 2
-        said = capsys.readouterr().out
-        assert "no next ops are drawn until the twenty are locked and revealed: items 1." in said
-        assert checks.rules_after_credit(sheet, {1: "it is a view because it is"}, points=2) == 0
-        assert "(index) is drawn yet, so it is judged by what it names" in capsys.readouterr().out
+        for rule in ("the strides decide it", "it is a view because it is"):
+            capsys.readouterr()
+            assert checks.rules_after_credit(sheet, {1: rule}, points=2) == 0
+            said = capsys.readouterr().out
+            assert "no next ops are drawn to test it until the twenty are locked and" in said
+            assert "Untested, so they earn nothing yet: items 1." in said
+            assert "lock and reveal the twenty above first" in said
+            assert "judged by what it names" not in said
 
 
 RULES_CELL = "viewcopy.checks.rules_after_credit(PREDICTIONS, RULES_AFTER, points=2)"

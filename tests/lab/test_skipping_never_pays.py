@@ -147,3 +147,29 @@ def test_leaving_the_twenty_unwritten_never_earns_more_than_writing_them_all_wro
     for part in ("twenty", "rules after"):
         assert written[part] >= unwritten[part], (part, written, unwritten)
     assert sum(written.values()) >= sum(unwritten.values()), (written, unwritten)
+
+
+@pytest.mark.parametrize("minute", range(2))
+@pytest.mark.parametrize("kind", ["one miss per family", "all twenty missed"])
+def test_never_locking_the_twenty_never_earns_more_than_locking_them_badly(
+    tmp_path, monkeypatch, kind, minute
+):
+    """Written but never locked, nothing is drawn, so no rule after is tested: it earns no more
+    than the same sheet locked and revealed with its next ops skipped or locked badly."""
+    monkeypatch.delenv("VIEWCOPY_LOCK_SERVICE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    predictions = sheet(kind)
+    (tmp_path / "never_locked").mkdir()
+    never = scores(tmp_path / "never_locked", predictions, {})
+    assert never["rules after"] == 0, never  # a rule after nothing could test earns nothing
+    revealed_in(tmp_path / "locked", predictions, minute)
+    ways = {"skipped": {}, **next_sheets(tmp_path / "locked")}
+    for name, next_predictions in ways.items():
+        folder = tmp_path / name.replace(" ", "_")
+        folder.mkdir()
+        shutil.copy(tmp_path / "locked" / LOCK_FILE, folder / LOCK_FILE)  # the same draw
+        if next_predictions:
+            viewcopy.lock_next(next_predictions, directory=folder)
+        badly = scores(folder, predictions, next_predictions)
+        assert badly["rules after"] >= never["rules after"], (badly, never)
+        assert sum(badly.values()) >= sum(never.values()), (badly, never)

@@ -234,13 +234,13 @@ def expected_production_credit(student: Student, points: float = 2) -> float:
 
 
 def rule_held(
-    rule: object, family: str, held: dict[str, list[bool]], drawn: Collection[str] = ()
+    rule: object, family: str, held: dict[str, list[bool]], drawn: Collection[str] | None = ()
 ) -> float:
     """How far a rule after for a missed item of `family` held: on the locked next ops of its
     family in the draw; nothing where the draw holds that family (`drawn`: its families) but no
-    next op of it is locked (untested); else, no next op of its family drawn, by naming what
-    decides it."""
-    if not isinstance(rule, str) or rule_problem(rule) is not None:
+    next op of it is locked, or where nothing is drawn (`drawn` None: untested); else, no next op
+    of its family drawn, by naming what decides it."""
+    if not isinstance(rule, str) or rule_problem(rule) is not None or drawn is None:
         return 0.0
     if family in held:
         return sum(held[family]) / len(held[family])
@@ -249,12 +249,12 @@ def rule_held(
     return float(checks.RULE_WORDS.search(rule) is not None)
 
 
-def drawn_families(student: Student, lock: LockRecord | None) -> set[str]:
+def drawn_families(student: Student, lock: LockRecord | None) -> set[str] | None:
     """The families of a profile's next ops, drawn from its hand-in's lock of the twenty once
-    revealed; none without a revealed lock (nothing drawn)."""
+    revealed; None without a revealed lock (nothing drawn)."""
     if lock is None and student.runs:
         raise ValueError(f"{student.student_id} ran the lab: pass its hand-in's lock record")
-    return {op.family for op in hand_in_draw(lock)} if lock and lock.revealed_at else set()
+    return {op.family for op in hand_in_draw(lock)} if lock and lock.revealed_at else None
 
 
 def next_answers(student: Student, lock: LockRecord | None) -> dict[str, tuple[str, bool]]:

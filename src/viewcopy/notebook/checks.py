@@ -180,10 +180,10 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
 def rules_after_credit(predictions: object, rules_after: object, *, points: float = 2) -> float:
     """Credit per missed item whose rule after held: a real rule (not empty, not "it depends",
     not "I ran it") earns in proportion to the hand-in's next ops of the item's family that its
-    locked NEXT_PREDICTIONS got right, and nothing while it locks none of them (untested). Only
-    where no next op of that family can test it (the draw holds none, or nothing is drawn: the
-    twenty are not revealed) must the rule name what decides it (strides, storage, contiguity,
-    dtype, device or bytes)."""
+    locked NEXT_PREDICTIONS got right, and nothing while it locks none of them, or while nothing
+    is drawn (the twenty not locked and revealed): untested. Only where the draw holds no next op
+    of that family must the rule name what decides it (strides, storage, contiguity, dtype,
+    device or bytes)."""
     record = {
         "check": "rules_after_credit",
         "predictions": encode(predictions),
@@ -205,8 +205,8 @@ def rules_after_credit(predictions: object, rules_after: object, *, points: floa
     covered = sum(share for share, _, _ in found.values())
     print(
         f"{covered:.3g}/{len(missed)} missed items have a rule that held: on the locked next ops "
-        "of their family, or (where no next op of their family can test it) by naming what "
-        "decides it."
+        "of their family, or (where your draw holds none of their family) by naming what decides "
+        "it."
     )
     for line in _judged_how({item: how for item, (_, how, _) in found.items()}, held):
         print(line)
@@ -239,9 +239,16 @@ def _rule_after(item: int, rule: object, held: Held) -> tuple[float, str, str]:
             f"and no locked {NEXT.label} predicts them."
         )
         return 0.0, "untested", line
+    if not held:
+        line = (
+            "untested, so no credit: no next ops are drawn to test it until the twenty are "
+            "locked and revealed."
+        )
+        return 0.0, "untested", line
     if problem := _rule_words_problem(rule):
-        where = "in your draw" if held else "is drawn yet"
-        line = f"no next op of its family ({family}) {where}, so it is judged by what it names: "
+        line = (
+            f"no next op of its family ({family}) in your draw, so it is judged by what it names: "
+        )
         return 0.0, "words", line + problem
     return 1.0, "words", ""
 
@@ -253,22 +260,19 @@ def _judged_how(how: Mapping[int, str], held: Held) -> list[str]:
     by_words = [item for item, h in how.items() if h == "words"]
     lines = []
     if untested:
-        ids = sorted({op_id for i in untested for op_id, _ in held[catalogue.op(i).family]})
+        ids = sorted({op_id for i in untested for op_id, _ in held.get(catalogue.op(i).family, ())})
+        which = f"your next ops of their families ({', '.join(ids)})" if held else (
+            "your next ops (lock and reveal the twenty above first: they are drawn then)"
+        )  # fmt: skip
         lines.append(
             f"Untested, so they earn nothing yet: items {', '.join(map(str, untested))}. Predict "
-            f"your next ops of their families ({', '.join(ids)}) with these rules in "
-            f"{NEXT.label} below, lock them with viewcopy.{NEXT.lock_call}({NEXT.label}), then "
-            "run this cell again."
+            f"{which} with these rules in {NEXT.label} below, lock them with "
+            f"viewcopy.{NEXT.lock_call}({NEXT.label}), then run this cell again."
         )
-    if by_words and held:
+    if by_words:
         lines.append(
             "Judged by what they name, your draw having no next op of their family: items "
             f"{', '.join(map(str, by_words))}."
-        )
-    elif by_words:
-        lines.append(
-            "Judged by what they name, since no next ops are drawn until the twenty are locked "
-            f"and revealed: items {', '.join(map(str, by_words))}."
         )
     return lines
 
