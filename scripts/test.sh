@@ -6,15 +6,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-step() {  # NAME COMMAND...: run one step before the tests; say which failed
-    local name="$1"
-    shift
-    "$@" || { local rc=$?; echo "scripts/test.sh: $name failed (exit $rc)" >&2; exit "$rc"; }
-}
+step=""  # the step before the tests now running: a failing one is named
+trap 'rc=$?; [ -z "$step" ] || echo "scripts/test.sh: $step failed (exit $rc)" >&2' ERR
 
-step "setup (scripts/setup.sh)" scripts/setup.sh
+step="setup (scripts/setup.sh)"
+scripts/setup.sh
 export PATH="$PWD/.venv/bin:$PATH"
-step "lint (ruff check)" ruff check src tests benchmarks
+step="lint (ruff check)"
+ruff check src tests benchmarks
+step=""
 # --fast: only the tests that need no course, browser, server, hub or sandbox (a minute here).
 FAST="not (course or sandbox or cluster or browser or postgres or service or hub or slow)"
 if [ "${1:-}" = "--fast" ]; then
