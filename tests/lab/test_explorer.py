@@ -1,4 +1,5 @@
-"""The explorer: its controls redraw from real measurements, and it degrades to static HTML."""
+"""The explorer: its labelled controls redraw from real measurements, each redraw is announced in
+words, and it degrades to static HTML."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pytest
 from viewcopy.display.explorer import Explorer, explorer
 from viewcopy.engine.devices import available_devices
 from viewcopy.exercise import catalogue
+from viewcopy.exercise.measured import measure_item
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -89,3 +91,33 @@ def test_its_output_carries_the_diagram_for_frontends_without_widgets(shown):
     assert bundle[WIDGET_VIEW]["model_id"] == shown.model_id
     assert shown.picture.value in bundle["text/html"]
     svg_of(bundle["text/html"])
+
+
+def test_every_control_is_labelled(shown):
+    labels = [c.description for c in (shown.item, shown.device, shown.parent, shown.expression)]
+    assert labels == ["item", "device", "parent", "expression"]
+
+
+def said(explorer: Explorer) -> str:
+    """The text of the explorer's polite live region."""
+    region = ET.fromstring(explorer.said.value)
+    assert (region.get("aria-live"), region.get("role")) == ("polite", "status")
+    return region.text or ""
+
+
+def test_a_redraw_announces_the_verdict_and_the_diagrams_text_alternative():
+    fresh = explorer()
+    fresh.item.value = 20
+    desc = svg_of(fresh.picture.value).find("{http://www.w3.org/2000/svg}desc").text
+    verdict = measure_item(20, "x", fresh.device.value).verdict
+    expand = catalogue.op(20).expr
+    head = f"Diagram of item 20, {expand} on parent x ({fresh.device.value}): {verdict.upper()}."
+    assert said(fresh) == f"{head} {desc}"
+
+
+def test_a_refused_expression_is_announced_and_the_diagram_kept():
+    fresh = explorer()
+    before = said(fresh)
+    fresh.expression.value = "x.("
+    assert "not a valid Python expression" in said(fresh) and said(fresh) != before
+    assert "the last one drawn" in said(fresh)

@@ -1,7 +1,9 @@
 """The diagram explorer: choose an item, a device and a parent, or type any expression on `x`.
 
-Core ipywidgets only (they work in Colab). Where widgets are not live (nbgrader's feedback HTML,
-GitHub), the explorer's output still carries the current diagram as static HTML.
+Core ipywidgets only (they work in Colab). Every control is labelled (its `description` renders a
+<label>), Tab reaches them in order with a visible focus outline, and each redraw is announced in
+words through a polite live region. Where widgets are not live (nbgrader's feedback HTML, GitHub),
+the explorer's output still carries the current diagram as static HTML.
 """
 
 from __future__ import annotations
@@ -17,6 +19,29 @@ from viewcopy.engine.expressions import ExpressionError
 from viewcopy.engine.measure import measure
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measure_item
+
+CLASS = "viewcopy-explorer"
+FOCUS_STYLE = f"""<style>
+.{CLASS} select:focus-visible, .{CLASS} input:focus-visible {{
+  outline: 2px solid currentColor !important;
+  outline-offset: 0;
+}}
+</style>"""
+"""ipywidgets draws its controls with `outline: none !important` and marks focus by a 1-px border's
+colour alone; this outline, in the control's own text colour, is visible in every theme (offset 0:
+the boxes around the controls clip anything further out)."""
+KEYS = (
+    "Keys: Tab moves between the controls; Space opens a list, the arrow keys choose in it and"
+    " Enter picks; Enter in the expression box draws it."
+)
+"""How to drive the explorer from the keyboard. JupyterLab takes the arrow keys of a closed list to
+move between cells (jupyter-widgets/ipywidgets#3912): an open list keeps them."""
+ERROR_STYLE = "color:var(--jp-error-color1, #b71c1c)"
+"""JupyterLab's error red, 4.5:1 or more on its light and dark backgrounds; elsewhere a dark red."""
+VISUALLY_HIDDEN = (
+    "position:absolute;width:1px;height:1px;margin:-1px;padding:0;border:0;"
+    "overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap"
+)
 
 
 def describe_parent(name: str) -> str:
@@ -40,6 +65,14 @@ def status_line(evidence: Evidence) -> str:
         f" · write-through: {yes_no[evidence.write_through]}"
         f" · allocated: {allocated} · copy kernels: {kernels}"
     )
+
+
+def announcement(diagram: Diagram) -> str:
+    """What a redraw says: which diagram it is and its verdict, then its text alternative."""
+    e = diagram.evidence
+    title = e.op if e.item is None else f"item {e.item}, {e.op}"
+    head = f"Diagram of {title} on parent {e.parent} ({e.device}): {e.verdict.upper()}."
+    return f"{head} {diagram.description}"
 
 
 def _one_line(exc: Exception) -> str:
@@ -70,9 +103,24 @@ class Explorer(widgets.VBox):
             layout=widgets.Layout(width="80%"),
         )
         self.status = widgets.HTML()
+        self.said = widgets.HTML()
         self.picture = widgets.HTML()
+        focus = widgets.HTML(FOCUS_STYLE, layout=widgets.Layout(display="none"))
         controls = widgets.HBox([self.item, self.device, self.parent])
-        super().__init__([controls, self.about, self.expression, self.status, self.picture])
+        keys = widgets.HTML(escape(KEYS))
+        super().__init__(
+            [
+                focus,
+                keys,
+                controls,
+                self.about,
+                self.expression,
+                self.status,
+                self.said,
+                self.picture,
+            ]
+        )
+        self.add_class(CLASS)
         for control in (self.item, self.device, self.parent, self.expression):
             control.observe(self.redraw, names="value")
         self.redraw()
@@ -92,14 +140,22 @@ class Explorer(widgets.VBox):
             else:
                 evidence = measure_item(self.item.value, self.parent.value, self.device.value)
         except Exception as exc:  # a UI boundary: any refusal becomes one line, nothing is lost
-            self.status.value = (
-                f'<span style="color:#b71c1c">{escape(_one_line(exc))}</span>'
-                " (the diagram below is the last one drawn)"
-            )
+            said, kept = _one_line(exc), " (the diagram below is the last one drawn)"
+            self.status.value = f'<span style="{ERROR_STYLE}">{escape(said)}</span>{kept}'
+            self.announce(said + kept)
             return
         note = f" · typed expression shown; clear it to see item {self.item.value}" if typed else ""
         self.status.value = escape(status_line(evidence) + note)
-        self.picture.value = Diagram(evidence).html()
+        diagram = Diagram(evidence)
+        self.picture.value = diagram.html()
+        self.announce(announcement(diagram))
+
+    def announce(self, text: str) -> None:
+        """Say `text` through the polite live region (visually hidden: the diagram shows it)."""
+        self.said.value = (
+            f'<p role="status" aria-live="polite" aria-atomic="true"'
+            f' style="{VISUALLY_HIDDEN}">{escape(text)}</p>'
+        )
 
     def static_fallback(self) -> str:
         """The status line and the diagram as plain HTML, for wherever widgets are not live."""
