@@ -5,16 +5,21 @@ Evidence is built by hand from real tensors, so these tests exercise drawing, no
 
 from __future__ import annotations
 
+import re
 import time
 import tracemalloc
 import xml.etree.ElementTree as ET
 
 import pytest
 import torch
+from support.contrast import contrast
 
-from viewcopy.display.draw import Diagram, render_svg
+from viewcopy.display.draw import COLOURS, Diagram, render_svg
 from viewcopy.engine.evidence import Evidence
 from viewcopy.engine.layout import Layout
+from viewcopy.engine.measure import measure
+
+YES_NO = {True: "yes", False: "no", None: "not probed"}
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -161,6 +166,8 @@ def test_big_contiguous_tensor_is_elided_within_budget():
     caption = text(part(storage, "caption"))
     assert "48 of 10000 elements shown" in caption
     assert "highlights from drawn cells" in caption
+    distinct = len(set(storage_oracle(result).flatten().tolist()))
+    assert f"reads {distinct} of the parent's {big.numel()} storage elements" in desc(root)
 
 
 def one_byte_expanded() -> list[tuple[torch.Tensor, torch.Tensor]]:
@@ -203,6 +210,7 @@ def test_a_one_byte_tensor_expanded_to_4_gib_draws_like_x(parent, result):
     (slot,) = slots(part(root, "storage")).values()
     assert slot.get("data-result") == str(result.numel())
     assert f"×{result.numel()}" in text(slot)
+    assert f"each {result.numel()} times" in desc(root)
 
 
 def test_a_copy_gets_a_new_strip_sized_from_the_evidence():
@@ -270,3 +278,142 @@ def test_diagram_embeds_the_svg_inline_and_saves_it(tmp_path):
     assert diagram.svg.startswith('<svg xmlns="http://www.w3.org/2000/svg"')
     saved = diagram.save(tmp_path / "x_t.svg")
     assert ET.parse(saved).getroot().tag == f"{SVG}svg"
+
+
+# --- what the diagram says in words, and what a student must see ------------------------------
+
+POSITIONS = re.compile(r"(\d+)(?: to (\d+)(?: in steps of (\d+))?)?")
+
+
+def desc(root: ET.Element) -> str:
+    return text(root.find(f"{SVG}desc"))
+
+
+def said_positions(words: str) -> set[int]:
+    """The storage elements a <desc> says the result reads (`a`, `a to b`, `in steps of k`)."""
+    listed = re.search(r"storage elements[^:]*: ([^.]*)\.", words).group(1)
+    out: set[int] = set()
+    for start, stop, step in POSITIONS.findall(listed):
+        out |= set(range(int(start), int(stop or start) + 1, int(step or 1)))
+    return out
+
+
+def layout_words(role: str, name: str, tensor: torch.Tensor) -> str:
+    return (
+        f"{role} {name}: shape {tuple(tensor.shape)}, stride {tuple(tensor.stride())}, "
+        f"storage offset {tensor.storage_offset()}"
+    )
+
+
+@pytest.mark.parametrize("op", VIEWS)
+def test_the_text_alternative_names_both_layouts_and_the_storage_the_result_reads(op):
+    x = make_x()
+    result = eval(op, {"x": x, "torch": torch})
+    root = ET.fromstring(render_svg(evidence(op, x, result)))
+    words = desc(root)
+    assert layout_words("Parent", "x", x) in words
+    assert layout_words("Result", op, result) in words
+    read = storage_oracle(result).flatten()
+    assert said_positions(words) == set(read.tolist())
+    times = set(torch.bincount(read).tolist()) - {0}
+    assert ("each once" in words) == (times == {1})
+    first = ", ".join(map(str, read[:12].tolist()))
+    assert f"read elements {first}" in words or f"reads element {first}." in words
+
+
+def test_the_image_is_named_by_its_own_title_and_desc_with_ids_unique_per_drawing():
+    x = make_x()
+    drawn = [ET.fromstring(Diagram(evidence("x.t()", x, x.t())).svg) for _ in range(2)]
+    ids = []
+    for root in drawn:
+        assert root.get("role") == "img" and root.get("aria-label") is None
+        named = root.get("aria-labelledby").split()
+        assert named == [root.find(f"{SVG}title").get("id"), root.find(f"{SVG}desc").get("id")]
+        ids += named
+    assert len(set(ids)) == 4
+
+
+def test_a_copy_says_its_new_storage_and_the_evidence_that_decided_it():
+    x = make_x()
+    made = measure("x.t().contiguous()", "torch.arange(24.).reshape(4, 6)", "cpu")
+    result = x.t().contiguous()
+    words = Diagram(made).description
+    assert made.verdict == "copy" and "reads none of the parent's" in words
+    assert f"new storage: {made.bytes_allocated} bytes (measured allocation)" in words.lower()
+    assert f"same storage: {YES_NO[made.same_storage]}" in words
+    assert f"writes through to the parent: {YES_NO[made.write_through]}" in words
+    assert all(kernel in words for kernel in made.copy_kernels) and made.copy_kernels
+    assert layout_words("Result", made.op, result) in words
+
+
+def test_a_view_says_the_evidence_that_decided_it():
+    made = measure("x.t()", "torch.arange(24.).reshape(4, 6)", "cpu")
+    words = Diagram(made).description
+    assert made.verdict == "view"
+    assert f"writes through to the parent: {YES_NO[made.write_through]}" in words
+    assert f"{made.bytes_allocated} bytes allocated" in words
+
+
+def test_an_error_says_pytorchs_message_in_words():
+    colmajor = make_x().t().contiguous().t()
+    with pytest.raises(RuntimeError) as refused:
+        colmajor.view(3, 8)
+    made = evidence("x.view(3, 8)", colmajor, None, "error", message=str(refused.value))
+    words = desc(ET.fromstring(render_svg(made)))
+    assert str(refused.value) in words
+    assert layout_words("Parent", "x", colmajor) in words
+
+
+def backdrops(root: ET.Element) -> list[tuple[ET.Element, str]]:
+    """Each text with the fill of the last rect drawn before it under its anchor point."""
+    rects, found = [], []
+    for element in root.iter():
+        if element.tag == f"{SVG}rect":
+            rects.append(element)
+        elif element.tag == f"{SVG}text":
+            px, py = float(element.get("x")), float(element.get("y")) - 4
+            under = [
+                r.get("fill")
+                for r in rects
+                if float(r.get("x")) <= px <= float(r.get("x")) + float(r.get("width"))
+                and float(r.get("y")) <= py <= float(r.get("y")) + float(r.get("height"))
+            ]
+            found.append((element, under[-1]))
+    return found
+
+
+DRAWN = [
+    ("x.t()", lambda x: x.t(), "view"),
+    ("x.unsqueeze(0).expand(3, 4, 6)", lambda x: x.unsqueeze(0).expand(3, 4, 6), "view"),
+    ("x.t().contiguous()", lambda x: x.t().contiguous(), "copy"),
+    ("x.view(torch.uint8)", lambda x: x.view(torch.uint8), "view"),
+]
+
+
+@pytest.mark.parametrize("op, make, verdict", DRAWN, ids=[d[0] for d in DRAWN])
+def test_every_text_reaches_4_5_to_1_on_the_diagram_s_own_background(op, make, verdict):
+    x = make_x()
+    root = ET.fromstring(render_svg(evidence(op, x, make(x), verdict)))
+    first = next(root.iter(f"{SVG}rect"))
+    assert first.get("fill") == "#ffffff" and first.get("width") == root.get("width")
+    for element, behind in backdrops(root):
+        ink = element.get("fill") or root.get("fill")
+        assert contrast(ink, behind) >= 4.5, (text(element), ink, behind)
+
+
+def test_the_storage_a_result_reads_is_marked_3_to_1_and_told_apart_by_position():
+    x = make_x()
+    root = ET.fromstring(render_svg(evidence("x[1:, ::3]", x, x[1:, ::3])))
+    strip = part(root, "storage")
+    legend = text(strip)
+    for slot in slots(strip).values():
+        box, *bars = slot.iter(f"{SVG}rect")
+        top, bottom = float(box.get("y")), float(box.get("y")) + float(box.get("height"))
+        for bar in bars:
+            assert contrast(bar.get("fill"), box.get("fill")) >= 3
+            middle = float(bar.get("y")) + float(bar.get("height")) / 2
+            place = "top" if middle < (top + bottom) / 2 else "bottom"
+            role = "parent" if bar.get("fill") == COLOURS["parent"] else "result"
+            assert f"{place} bar: reached by the {role}" in legend
+        reads = int(slot.get("data-result")) > 0
+        assert len(bars) == 1 + reads  # the parent reaches every slot, the result some

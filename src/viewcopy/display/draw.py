@@ -1,4 +1,5 @@
-"""Stride and storage diagrams as standalone SVG: logical grids over storage strips.
+"""Stride and storage diagrams as standalone SVG: logical grids over storage strips, each with a
+text alternative (its `<title>` and `<desc>`) that says in words what it draws.
 
 Drawing reads layouts (shape, stride, offset), never tensor data, and its cost is bounded by the
 cells drawn: a tensor expanded to billions of elements draws as fast as the lab's 24-element `x`.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 import math
 import re
+import secrets
 import textwrap
 from collections import Counter
 from dataclasses import dataclass, replace
@@ -19,6 +21,10 @@ from viewcopy.engine.layout import Index, Layout, reached, shown_positions
 
 REACH_LIMIT = 4096
 """Layouts with at most this many non-broadcast cells get exact highlights over all storage."""
+READ_ORDER = 12
+"""The text alternative names the storage elements of this many of the result's first cells."""
+RUNS = 16
+"""The text alternative names this many runs of the storage elements a result reads."""
 
 FONT = 12
 CHAR = 7.3  # advance of one monospace character at FONT px
@@ -27,6 +33,9 @@ CELL_H = 22
 SLOT_H = 26
 GAP_W = 18  # width of an elided row, column, panel or storage run
 PAD = 14
+INK = "#1b1b1b"  # text, unless drawn in a role's colour: the diagram carries its own white
+MUTED = "#555"  # index labels and legends: 7.5:1 on white, 7:1 on a storage slot
+SLOT = "#f7f7f7"
 COLOURS = {"parent": "#1f5f9e", "result": "#b4430f"}
 FILLS = {"parent": "#dce9f7", "result": "#fbe2d3"}
 BARS = {"parent": "top", "result": "bottom"}
@@ -101,15 +110,20 @@ class _Canvas:
         self.width = max(self.width, x + max((len(s) for s in lines), default=0) * CHAR)
         return y + LINE * len(lines)
 
-    def svg(self, height: float, label: str) -> str:
+    def svg(self, height: float, label: str, desc: str) -> str:
+        """The document: an image named by its `<title>` and `<desc>` (ids unique on any page),
+        over its own white background, so its colours hold in any theme."""
         width = math.ceil(self.width + PAD)
         height = math.ceil(height)
+        key = f"viewcopy-{secrets.token_hex(6)}"
         return (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}"'
-            f' viewBox="0 0 {width} {height}" role="img"{_attrs({"aria-label": label})}'
+            f' viewBox="0 0 {width} {height}" role="img"'
+            f' aria-labelledby="{key}-title {key}-desc" fill="{INK}"'
             ' font-family="ui-monospace, SFMono-Regular, Menlo, Consolas, monospace"'
             f' font-size="{FONT}">'
-            f"<title>{_clean(label)}</title>"
+            f'<title id="{key}-title">{_clean(label)}</title>'
+            f'<desc id="{key}-desc">{_clean(desc)}</desc>'
             f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>'
             + "".join(self.parts)
             + "</svg>"
@@ -231,7 +245,7 @@ def _grid(c: _Canvas, role: str, layout: Layout, plan: _Plan, x0: float, y0: flo
     cols = _axis(plan.cols, widest * CHAR + 10)
     rows = _axis(plan.rows, CELL_H)
     if not labels:
-        c.text(x0, y0 + 12, "(no elements)", fill="#777")
+        c.text(x0, y0 + 12, "(no elements)", fill=MUTED)
         return y0 + LINE + 6
     rows_w = max(len(str(r)) for r in plan.rows if r is not None) * CHAR + 8
     head = rows_w if plan.ndim >= 2 else 0
@@ -243,14 +257,14 @@ def _grid(c: _Canvas, role: str, layout: Layout, plan: _Plan, x0: float, y0: flo
             x += GAP_W + PAD
             continue
         if plan.ndim > 2:
-            c.text(x, y0 + 12, "[" + ", ".join(map(str, lead)) + ", :, :]", fill="#555")
+            c.text(x, y0 + 12, "[" + ", ".join(map(str, lead)) + ", :, :]", fill=MUTED)
         for j, at, w in cols if plan.ndim >= 1 else ():
             c.text(
                 x + head + at + w / 2,
                 top - 5,
                 "…" if j is None else str(j),
                 middle=True,
-                fill="#777",
+                fill=MUTED,
             )
         for i, y_at, h in rows:
             y = top + y_at
@@ -259,7 +273,7 @@ def _grid(c: _Canvas, role: str, layout: Layout, plan: _Plan, x0: float, y0: flo
                     x + head - 6,
                     y + 15,
                     "…" if i is None else str(i),
-                    fill="#777",
+                    fill=MUTED,
                     **{"text-anchor": "end"},
                 )
             for j, x_at, w in cols:
@@ -309,7 +323,7 @@ def _strip(
     legend += [f"×k on row {n}: k cells of the {t.role} read it" for n, t in enumerate(many, 1)]
     c.open(**{"data-part": part})
     c.text(PAD, y + 12, " · ".join(notes), **{"data-part": "caption"})
-    c.text(PAD, y + 12 + LINE, " · ".join(legend), fill="#555")
+    c.text(PAD, y + 12 + LINE, " · ".join(legend), fill=MUTED)
     y += 2 * LINE + 4
     widest = max(
         [
@@ -326,7 +340,7 @@ def _strip(
             continue
         counts = {f"data-{t.role}": t.counts.get(k, 0) for t in tenants}
         c.open(**{"class": "slot", "data-storage": k, **counts})
-        c.rect(x, y, width, SLOT_H, "#f7f7f7")
+        c.rect(x, y, width, SLOT_H, SLOT)
         c.text(x + width / 2, y + 17, str(k), middle=True)
         for t in tenants:
             if t.counts.get(k, 0):
@@ -348,18 +362,23 @@ def _strip(
     return y + SLOT_H + len(many) * LINE + LINE
 
 
-def render_svg(
+def render_svg(evidence: Evidence, **budget: int) -> str:
+    """One standalone SVG document drawing `evidence`: grids, storage strips and the verdict."""
+    return _drawn(evidence, **budget)[0]
+
+
+def _drawn(
     evidence: Evidence,
     *,
     max_rows: int = 8,
     max_cols: int = 12,
     max_panels: int = 4,
     max_strip: int = 48,
-) -> str:
-    """One standalone SVG document drawing `evidence`: grids, storage strips and the verdict."""
+) -> tuple[str, str]:
+    """The SVG document and its text alternative."""
     c = _Canvas()
     colour, word, meaning = BADGES.get(evidence.verdict, ("#444", evidence.verdict.upper(), ""))
-    title = evidence.op if evidence.item is None else f"item {evidence.item}: {evidence.op}"
+    title = _title(evidence)
     c.open(**{"data-part": "verdict", "data-verdict": evidence.verdict})
     c.rect(PAD, PAD, len(word) * CHAR + 16, CELL_H, colour, stroke="none", rx=4)
     c.text(PAD + 8, PAD + 15, word, fill="#ffffff", **{"font-weight": "bold"})
@@ -395,7 +414,12 @@ def render_svg(
         y = c.lines(PAD, y + 12 + LINE, wrapped, **{"data-part": "message"}) + LINE
     y = _strips(c, evidence, tenants, max_strip, y)
     label = f"{evidence.verdict}: {title} on parent {evidence.parent} ({evidence.device})"
-    return c.svg(y + PAD, label)
+    words = _alternative(evidence, tenants.get("result"))
+    return c.svg(y + PAD, label, words), words
+
+
+def _title(evidence: Evidence) -> str:
+    return evidence.op if evidence.item is None else f"item {evidence.item}: {evidence.op}"
 
 
 def _labels_say(evidence: Evidence, role: str) -> str:
@@ -415,12 +439,7 @@ def _strips(
 ) -> float:
     """The parent's storage strip, and the result's own one when it is new or re-typed."""
     parent, result = evidence.parent_layout, evidence.result_layout
-    shared = (
-        evidence.verdict == "view"
-        and parent is not None
-        and result is not None
-        and parent.itemsize == result.itemsize
-    )
+    shared = _shares_parent_elements(evidence)
     if parent is not None:
         on_it = [tenants["parent"], *([tenants["result"]] if shared else [])]
         caption = f"storage of the parent: {_elements(parent)}"
@@ -429,26 +448,155 @@ def _strips(
         return y
     size = _elements(result)
     if evidence.verdict == "copy":
-        if evidence.bytes_allocated is not None:
-            caption = f"new storage: {_bytes(evidence.bytes_allocated)} (measured allocation)"
-        else:
-            caption = f"new storage: {_bytes(result.storage_bytes)} (size of the result's storage)"
-        part, caption = "new-storage", f"{caption} · {size}"
+        part, caption = "new-storage", f"{_new_storage(evidence, result)} · {size}"
     else:
         part, caption = "retyped-storage", f"the same storage read as {result.dtype}: {size}"
     return _strip(c, part, caption, result.storage_numel, [tenants["result"]], budget, y)
 
 
+def _shares_parent_elements(evidence: Evidence) -> bool:
+    """A view reading the parent's storage in the parent's own elements (not re-typed)."""
+    parent, result = evidence.parent_layout, evidence.result_layout
+    return (
+        evidence.verdict == "view"
+        and parent is not None
+        and result is not None
+        and parent.itemsize == result.itemsize
+    )
+
+
+def _new_storage(evidence: Evidence, result: Layout) -> str:
+    if evidence.bytes_allocated is not None:
+        return f"new storage: {_bytes(evidence.bytes_allocated)} (measured allocation)"
+    return f"new storage: {_bytes(result.storage_bytes)} (size of the result's storage)"
+
+
+def _alternative(evidence: Evidence, result: _Tenant | None) -> str:
+    """The diagram in words, its `<desc>`: what the verdict means, both layouts, which storage
+    elements the result reads (`result`: its reach as drawn) and the evidence for the verdict."""
+    meaning = BADGES.get(evidence.verdict, ("", "", f"verdict {evidence.verdict}"))[2]
+    tensors = (
+        ("Parent", evidence.parent, evidence.parent_layout),
+        ("Result", evidence.op, evidence.result_layout),
+    )
+    sentences = [f"{meaning[:1].upper()}{meaning[1:]}."]
+    sentences += [_layout_words(*t) for t in tensors if t[2] is not None]
+    if result is not None and evidence.result_layout is not None:
+        sentences += _reads(evidence, evidence.result_layout, result)
+    sentences.append(_evidence_words(evidence))
+    return " ".join(sentences)
+
+
+def _layout_words(role: str, name: str, layout: Layout) -> str:
+    contiguous = "contiguous" if layout.is_contiguous() else "not contiguous"
+    return (
+        f"{role} {name}: shape {layout.shape}, stride {layout.stride}, storage offset "
+        f"{layout.offset}, {layout.dtype or 'dtype unknown'}, {contiguous}; its storage: "
+        f"{_elements(layout)}."
+    )
+
+
+def _reads(evidence: Evidence, layout: Layout, result: _Tenant) -> list[str]:
+    """Which storage elements the result reads, how often, and in what order."""
+    n = layout.storage_numel
+    reached = sorted(k for k, count in result.counts.items() if count)
+    if _shares_parent_elements(evidence):
+        reads = f"The result reads {len(reached)} of the parent's {n} storage elements"
+    elif evidence.verdict == "view":
+        reads = (
+            f"The result reads the parent's storage as {n} {layout.dtype} elements, "
+            f"{len(reached)} of them"
+        )
+    else:
+        reads = f"The result reads {len(reached)} of its own {n} storage elements"
+    counted = "" if result.exact else " (counted over the drawn cells only: too many to count)"
+    said = [
+        f"{reads}{_times(result, reached)}{counted}: {_positions(reached)}.",
+        _order(layout),
+    ]
+    if evidence.verdict == "copy":
+        new = _new_storage(evidence, layout)
+        said.insert(0, f"{new[:1].upper()}{new[1:]}; the result reads none of the parent's.")
+    return said
+
+
+def _order(layout: Layout) -> str:
+    """The storage elements the result's first cells read, in row-major order."""
+    cells = range(min(READ_ORDER, layout.numel))
+    first = [layout.storage_index(_unravel(k, layout.shape)) for k in cells]
+    if len(first) < 2:
+        return f"Its one cell reads element {first[0]}." if first else "It has no cells."
+    more = layout.numel - len(first)
+    order = ", ".join(map(str, first)) + (f", and {more} more" if more else "")
+    return f"Row by row, its cells read elements {order}."
+
+
+def _times(result: _Tenant, reached: list[int]) -> str:
+    times = {result.counts[k] for k in reached}
+    if times == {1}:
+        return ", each once"
+    if len(times) == 1:
+        return f", each {times.pop()} times"
+    return f", {min(times)} to {max(times)} times each" if times else ""
+
+
+def _positions(keys: list[int]) -> str:
+    """Sorted storage positions said as runs (`a`, `a to b`, `a to b in steps of k`), the first
+    RUNS of them, then how many elements are left."""
+    runs, i = [], 0
+    while i < len(keys):
+        step = keys[i + 1] - keys[i] if i + 1 < len(keys) else 0
+        j = i
+        while j + 1 < len(keys) and keys[j + 1] - keys[j] == step:
+            j += 1
+        if j - i < 2:  # one or two elements are no run
+            runs.append((str(keys[i]), 1))
+            i += 1
+            continue
+        every = "" if step == 1 else f" in steps of {step}"
+        runs.append((f"{keys[i]} to {keys[j]}{every}", j - i + 1))
+        i = j + 1
+    said = ", ".join(text for text, _ in runs[:RUNS])
+    left = sum(n for _, n in runs[RUNS:])
+    return (said + (f", and {left} elements more" if left else "")) or "none"
+
+
+def _evidence_words(evidence: Evidence) -> str:
+    if evidence.verdict == "error":
+        return f"PyTorch refused: {evidence.message or '(no message)'}"
+    said = {True: "yes", False: "no", None: "not probed"}
+    same = f"same storage: {said[evidence.same_storage]}"
+    if evidence.same_object:
+        same = "the same object"
+    allocated = (
+        "allocation not measured"
+        if evidence.bytes_allocated is None
+        else f"{_bytes(evidence.bytes_allocated)} allocated"
+    )
+    kernels = ", ".join(evidence.copy_kernels) or "none"
+    return (
+        f"Evidence: {same}, writes through to the parent: {said[evidence.write_through]}, "
+        f"{allocated}, copy kernels: {kernels}."
+    )
+
+
 class Diagram:
-    """A drawn `Evidence`: SVG text, inline HTML for notebooks, and a file when saved."""
+    """A drawn `Evidence`: SVG text, inline HTML for notebooks, and a file when saved;
+    `description` is what it shows in words (its `<desc>`)."""
 
     def __init__(self, evidence: Evidence, **budget: int) -> None:
         self.evidence = evidence
-        self.svg = render_svg(evidence, **budget)
+        self.svg, self.description = _drawn(evidence, **budget)
 
     def html(self) -> str:
-        """The SVG inline in a scrolling div: static, so it survives feedback HTML and Colab."""
-        return f'<div class="viewcopy-diagram" style="overflow-x:auto">{self.svg}</div>'
+        """The SVG inline in a scrolling region that the keyboard reaches (Tab, then the arrow
+        keys scroll it): static, so it survives feedback HTML and Colab."""
+        e = self.evidence
+        name = {"aria-label": f"diagram of {_title(e)} on parent {e.parent}"}
+        return (
+            f'<div class="viewcopy-diagram" role="region" tabindex="0"{_attrs(name)}'
+            f' style="overflow-x:auto">{self.svg}</div>'
+        )
 
     def _repr_html_(self) -> str:
         return self.html()
