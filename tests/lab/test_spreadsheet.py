@@ -2,6 +2,7 @@ import re
 
 import pandas as pd
 import pytest
+from support.contrast import contrast
 from support.oracles import numpy_oracle
 
 import viewcopy
@@ -58,6 +59,25 @@ def test_rows_are_tinted_right_and_wrong_with_inline_styles(revealed):
     assert right == set(range(1, 21)) - wrong
     assert "<style" not in html  # tints are inline: they survive the sanitizer
     assert html.startswith("<p><b>15/20")
+
+
+def test_a_tint_sets_its_text_colour_and_the_row_says_it_in_words(revealed):
+    html = revealed._repr_html_()
+    body = html.split("<tbody>", 1)[1].split("</tbody>", 1)[0]
+    said = revealed.frame["correct"]
+    for item, row in re.findall(r"<tr><th[^>]*>(\d+)</th>(.*?)</tr>", body):
+        pairs = set(re.findall(r"background-color: (#\w+); color: (#\w+)", row))
+        ((tint, ink),) = pairs
+        assert contrast(ink, tint) >= 4.5, (item, ink, tint)
+        assert said[int(item)] == {RIGHT: "yes", WRONG: "no"}[tint]
+        assert f">{said[int(item)]}</td>" in row
+
+
+def test_the_table_scrolls_in_a_named_region_the_keyboard_reaches(revealed):
+    html = revealed._repr_html_()
+    region = re.search(r'<div role="region" tabindex="0" aria-label="([^"]+)"[^>]*>', html)
+    assert region and "overflow-x:auto" in region.group(0)
+    assert html.index(region.group(0)) < html.index("<table")
 
 
 def test_csv_round_trip_keeps_every_row(revealed, workdir):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 import pandas as pd
 
@@ -27,6 +28,7 @@ class NextSheet(PartSheet):
     predictions: Mapping[str, Prediction]
     lock: LockStatus
     evidence: Mapping[str, Evidence] | None = None
+    table_name: ClassVar[str] = "the next ops: your predictions and what was measured"
 
     def right(self) -> dict[str, bool]:
         """Id -> whether the prediction is the measured verdict; empty before the reveal."""

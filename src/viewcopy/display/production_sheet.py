@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 import pandas as pd
 
@@ -33,6 +34,7 @@ class ProductionSheet(PartSheet):
     predictions: Mapping[int, Prediction]
     lock: LockStatus
     profile: ProductionProfile | None = None
+    table_name: ClassVar[str] = "the production model: your predictions and what was profiled"
 
     @property
     def frame(self) -> pd.DataFrame:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import ClassVar
 
 import pandas as pd
 
@@ -39,6 +40,7 @@ class Spreadsheet(PartSheet):
     predictions: Mapping[int, Prediction]
     lock: LockStatus
     truth: Mapping[int, ItemTruth] | None = None
+    table_name: ClassVar[str] = "the twenty: your predictions and what was measured"
 
     @property
     def revealed(self) -> bool:
