@@ -27,9 +27,11 @@ from support.payloads import (
 import viewcopy
 from viewcopy import notebook as lab
 from viewcopy.course.records import KEY as RECORD_KEY
+from viewcopy.display.cost_figure import cost_bundles
 from viewcopy.display.draw import Diagram
 from viewcopy.display.explorer import Explorer
 from viewcopy.display.safe_html import clean, is_clean, safe_markdown
+from viewcopy.engine.cost import measure_costs
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.instructor.master import measured_next_predictions, measured_predictions
 from viewcopy.locking.record import OUTPUT_KEY
@@ -107,6 +109,46 @@ def test_every_diagram_and_sheet_the_lab_draws_survives_unchanged(revealed):
     revealed_next = lab.reveal_next(wrong)._repr_html_()
     assert "<svg" in revealed_next and is_clean(revealed_next)
     assert is_clean(Explorer(("cpu",)).static_fallback())
+
+
+ACCESSIBLE = [
+    '<div role="region" tabindex="0" aria-label="the twenty" style="overflow-x:auto">t</div>',
+    '<svg role="img" aria-labelledby="viewcopy-0a1b2c3d4e5f-title viewcopy-0a1b2c3d4e5f-desc">'
+    '<title id="viewcopy-0a1b2c3d4e5f-title">view: x.t()</title>'
+    '<desc id="viewcopy-0a1b2c3d4e5f-desc">stride (1, 6)</desc></svg>',
+    '<p role="note" aria-describedby="viewcopy-0a1b2c3d4e5f-desc">n</p>',
+    '<img src="data:image/png;base64,iVBORw0KGgo=" alt="bars: 6.4 GB/s">',
+]
+"""What the lab writes to be read by a screen reader or reached by the keyboard: kept as it is."""
+MISLEADING = {
+    '<div tabindex="5">ahead of the page</div>': "<div>ahead of the page</div>",
+    '<div tabindex="-1">out of it</div>': "<div>out of it</div>",
+    '<p tabindex="0">not a region</p>': "<p>not a region</p>",
+    '<div role="button">a fake control</div>': "<div>a fake control</div>",
+    '<svg aria-labelledby="notebook"><title id="notebook">t</title></svg>': (
+        "<svg><title>t</title></svg>"
+    ),
+    '<p aria-describedby="viewcopy-1-desc login">p</p>': "<p>p</p>",
+    '<svg><desc id="viewcopy-12-desc" onload="x()">d</desc></svg>': (
+        '<svg><desc id="viewcopy-12-desc">d</desc></svg>'
+    ),
+}
+"""A focus order hijacked, a control that is not one, an id or a label taken from the page."""
+
+
+@pytest.mark.parametrize("fragment", ACCESSIBLE)
+def test_what_makes_the_lab_accessible_is_kept(fragment):
+    assert is_clean(fragment), clean(fragment)
+
+
+@pytest.mark.parametrize("fragment", MISLEADING)
+def test_accessibility_attributes_are_kept_only_as_the_lab_writes_them(fragment):
+    assert clean(fragment) == MISLEADING[fragment]
+
+
+def test_the_cost_table_and_figure_survive_unchanged():
+    for bundle in cost_bundles(measure_costs("cpu", shape=(1, 2, 4, 4), repeats=1)):
+        assert is_clean(bundle["text/html"])
 
 
 def test_the_master_and_release_markdown_is_left_as_it_is():

@@ -2,8 +2,11 @@
 Rust crate ammonia) that keeps what the lab and Markdown draw and nothing that runs or loads.
 
 Kept: text formatting, tables, links to http(s)/mailto, images inline as data (PNG, JPEG, GIF,
-SVG) or notebook attachments, Pygments' highlighting classes, and the SVG elements and attributes
-that viewcopy.display.draw emits. Removed: scripts, event handlers, `javascript:` and other unlisted
+SVG) or notebook attachments, Pygments' highlighting classes, the SVG elements and attributes
+that viewcopy.display.draw emits, and what makes them accessible: a diagram's `<title>` and
+`<desc>` with the ids its `aria-labelledby` names (its own ids only, never one of the page's),
+document roles (no role that poses as a control) and `tabindex="0"` on a region that scrolls.
+Removed: scripts, event handlers, `javascript:` and other unlisted
 URL schemes, `url(...)` in attributes, iframes, forms, objects, stylesheets, remote images (a
 tracking pixel) and every CSS property not listed.
 """
@@ -12,6 +15,7 @@ from __future__ import annotations
 
 import html
 import html.parser
+import re
 from urllib.parse import urlsplit
 
 import nh3
@@ -24,15 +28,18 @@ TEXT_TAGS = {
     "ins", "kbd", "li", "mark", "ol", "p", "pre", "q", "s", "samp", "small", "span", "strong",
     "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
 }  # fmt: skip
-SVG_TAGS = {"svg", "g", "rect", "text", "tspan", "title", "line", "path", "circle", "polyline"}
+SVG_TAGS = {"svg", "g", "rect", "text", "tspan", "title", "desc", "line", "path", "circle",
+            "polyline"}  # fmt: skip
 """The SVG elements the lab's diagrams use (and simple shapes): none can load or run anything."""
 
 PRESENTATION = {"fill", "stroke", "stroke-width", "font-family", "font-size", "font-weight",
                 "text-anchor", "opacity"}  # fmt: skip
 DIAGRAM_DATA = {"data-part", "data-verdict", "data-index", "data-parent", "data-result",
                 "data-storage"}  # fmt: skip
+LABELLED = {"aria-labelledby", "aria-describedby"}
 ATTRIBUTES = {
-    "*": {"title", "style", "role", "aria-label", "lang", "dir", *DIAGRAM_DATA},
+    "*": {"title", "style", "role", "aria-label", *LABELLED, "lang", "dir", *DIAGRAM_DATA},
+    "div": {"tabindex"},
     "a": {"href"},
     "img": {"src", "alt", "width", "height"},
     "td": {"colspan", "rowspan", "align"},
@@ -41,6 +48,7 @@ ATTRIBUTES = {
     "details": {"open"},
     **{h: {"id"} for h in ("h1", "h2", "h3", "h4", "h5", "h6")},
     "svg": {"xmlns", "width", "height", "viewBox", *PRESENTATION},
+    **{tag: {"id"} for tag in ("title", "desc")},
     "g": PRESENTATION,
     "rect": {"x", "y", "width", "height", "rx", "ry", *PRESENTATION},
     "text": {"x", "y", "dx", "dy", *PRESENTATION},
@@ -67,6 +75,11 @@ STYLES = {
     "font-family", "font-size", "white-space", "overflow-x", "overflow-wrap", "word-break",
     "padding", "margin", "border", "border-collapse", "width", "max-width",
 }  # fmt: skip
+DIAGRAM_IDS = {("id", "title"), ("id", "desc")}
+OWN_ID = re.compile(r"viewcopy-[0-9a-f]+-(title|desc)")
+"""The ids a diagram gives its `<title>` and `<desc>` (viewcopy.display.draw)."""
+ROLES = {"img", "region", "group", "note", "status", "presentation", "none"}
+"""Roles that structure a document; none poses as a control (a button, a link)."""
 SCHEMES = {"http", "https", "mailto", "data", "attachment"}
 INLINE_IMAGES = tuple(f"data:image/{kind};base64," for kind in ("png", "jpeg", "gif", "svg+xml"))
 """An image the page holds (an SVG shown as an image runs no script and loads nothing)."""
@@ -77,12 +90,26 @@ def _attribute(element: str, attribute: str, value: str) -> str | None:
     squeezed = "".join(value.split()).lower()
     if "url(" in squeezed or "expression(" in squeezed:
         return None
+    checked = attribute in {"role", "tabindex", *LABELLED} or (attribute, element) in DIAGRAM_IDS
+    if checked and not _accessible(attribute, value):
+        return None
     if attribute == "src":
         inline = squeezed.startswith(INLINE_IMAGES) or urlsplit(squeezed).scheme == "attachment"
         return value if inline else None
     if attribute == "href" and urlsplit(squeezed).scheme in {"data", "attachment"}:
         return None
     return value
+
+
+def _accessible(attribute: str, value: str) -> bool:
+    """An id is a diagram's own, a label names only such ids, a role is a document's, and
+    `tabindex` only puts an element in the page's order (never ahead of it, never out of it)."""
+    if attribute == "role":
+        return value in ROLES
+    if attribute == "tabindex":
+        return value == "0"
+    ids = value.split()
+    return bool(ids) and all(OWN_ID.fullmatch(i) for i in ids)
 
 
 def clean(markup: str) -> str:
