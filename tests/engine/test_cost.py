@@ -3,14 +3,24 @@ shown in units, however extreme the measurement."""
 
 from __future__ import annotations
 
+import base64
+import html
+import io
 import math
+import re
 from dataclasses import replace
 
+import matplotlib.style
 import pytest
 import torch
+from matplotlib.colors import to_hex
+from matplotlib.text import Text
+from PIL import Image
+from support.contrast import contrast
 from support.shown import bare_numbers, raw_floats
 
-from viewcopy.display.cost_figure import cost_figure, cost_table
+from viewcopy.display import units
+from viewcopy.display.cost_figure import cost_alt, cost_figure, cost_html, cost_png, cost_table
 from viewcopy.engine import cost
 from viewcopy.engine.cost import measure_costs
 from viewcopy.engine.devices import DeviceUnavailable
@@ -81,6 +91,7 @@ def test_the_table_and_the_figure_show_every_measurement_in_its_unit(report, mea
     labels = [text.get_text() for axes in cost_figure(extreme).axes for text in axes.texts]
     figures = " ".join([*shown.to_numpy().ravel(), *labels])
     assert not raw_floats(figures) and not bare_numbers(figures), figures
+    assert not raw_floats(cost_alt(extreme)), cost_alt(extreme)
 
 
 def test_a_slow_cpu_scales_the_batch_down_and_says_so(monkeypatch):
@@ -96,6 +107,42 @@ def test_the_figure_has_two_panels_with_a_bar_per_row(report):
     assert len(figure.axes) == 2
     for axes in figure.axes:
         assert len(axes.patches) == len(report.rows)
+
+
+def test_the_text_alternative_says_every_bar_and_the_floor_in_its_unit(report):
+    said = cost_alt(report)
+    speed, memory = cost_figure(report).axes
+    shares, sizes = ([t.get_text() for t in axes.texts] for axes in (speed, memory))
+    rates = [units.rate(bar.get_height()) for bar in speed.patches]
+    names = [tick.get_text() for tick in memory.get_xticklabels()]
+    assert len(names) == len(report.rows)
+    for name, rate, share, size in zip(names, rates, shares, sizes, strict=True):
+        assert f"{name}: {rate} ({share} of the floor)" in said
+        assert f"{name}: {size}" in said
+    assert units.rate(report.floor_gbs) in said
+
+
+def test_the_image_in_the_page_carries_its_text_alternative(report):
+    shown = cost_html(report)
+    alt = re.search(r'alt="([^"]*)"', shown).group(1)
+    assert html.unescape(alt) == cost_alt(report)
+    data = re.search(r'src="data:image/png;base64,([^"]+)"', shown).group(1)
+    assert base64.b64decode(data).startswith(b"\x89PNG")
+
+
+def test_the_figure_is_dark_on_opaque_white_whatever_the_notebook_s_style(report):
+    with matplotlib.style.context("dark_background"):
+        figure = cost_figure(report)
+        png = Image.open(io.BytesIO(cost_png(report))).convert("RGBA")
+    paper = to_hex(figure.get_facecolor(), keep_alpha=True)
+    assert paper == "#ffffffff"
+    assert all(to_hex(axes.get_facecolor(), keep_alpha=True) == paper for axes in figure.axes)
+    texts = [t for t in figure.findobj(Text) if t.get_text().strip()]
+    assert texts and all(contrast(to_hex(t.get_color()), "#ffffff") >= 4.5 for t in texts)
+    marks = [bar.get_facecolor() for axes in figure.axes for bar in axes.patches]
+    marks += [line.get_color() for line in figure.axes[0].lines]
+    assert all(contrast(to_hex(m), "#ffffff") >= 3 for m in marks)
+    assert png.getpixel((0, 0)) == (255, 255, 255, 255)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA is present: cuda is measurable")

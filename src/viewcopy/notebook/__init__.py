@@ -7,7 +7,6 @@ This is the API the released notebook imports (`from viewcopy import notebook as
 from __future__ import annotations
 
 import html
-import io
 import os
 
 import pandas as pd
@@ -15,7 +14,7 @@ import torch
 
 from viewcopy.course.assignment import ASSIGNMENT
 from viewcopy.display import units
-from viewcopy.display.cost_figure import cost_figure, cost_table
+from viewcopy.display.cost_figure import cost_bundles
 from viewcopy.display.next_sheet import NextSheet
 from viewcopy.display.production_sheet import ProductionSheet
 from viewcopy.display.spreadsheet import Spreadsheet
@@ -219,14 +218,11 @@ def reveal_next(next_predictions: object, *, directory=None) -> NextSheet:
 def what_did_you_pay() -> None:
     """Question 25, measured on every device here: permute, permute then contiguous, channels-last,
     and a conv on NCHW against channels-last, against the machine's own copy bandwidth."""
-    from IPython.display import Image, display
+    from IPython.display import display
 
     for device in available_devices():
-        report = measure_costs(device)
-        display(cost_table(report))
-        picture = io.BytesIO()
-        cost_figure(report).savefig(picture, format="png", dpi=100)
-        display(Image(data=picture.getvalue()))
+        for bundle in cost_bundles(measure_costs(device)):
+            display(bundle, raw=True)
 
 
 def show_production() -> None:
