@@ -15,11 +15,17 @@ import shutil
 
 import nbformat
 import pytest
+import torch
+import yaml
 from support.chromium import require_chromium, unavailable
 from support.course_notebook import RELEASE, ROOT
 
 from viewcopy.course.assignment import NOTEBOOK, grade_id
 from viewcopy.demo.synthetic import fill, next_predictions_source, synthetic_class
+from viewcopy.display.draw import BADGES
+from viewcopy.display.spreadsheet import Spreadsheet
+from viewcopy.exercise import catalogue
+from viewcopy.exercise.measured import measure_item
 
 pytestmark = [pytest.mark.browser]
 
@@ -147,3 +153,42 @@ def test_everything_the_lab_outputs_meets_wcag_2_1_aa(page, notebook, theme, sho
     report = "\n".join(f"[{cell_id}]\n{described(v)}" for cell_id, v in found.items())
     print("undecided:\n" + "\n".join(f"[{c}]\n{described(v)}" for c, v in undecided.items()))
     assert found == {}, report
+
+
+def images(node: object) -> list[str]:
+    """The accessible names of the images in a parsed ARIA snapshot, in the page's order."""
+    if isinstance(node, list):
+        return [name for child in node for name in images(child)]
+    if isinstance(node, dict):
+        return [name for pair in node.items() for part in pair for name in images(part)]
+    named = re.fullmatch(r'img "(.*)"', node, re.DOTALL) if isinstance(node, str) else None
+    return [named.group(1)] if named else []
+
+
+def test_each_missed_item_s_diagram_is_read_out_with_its_strides_and_verdict(
+    page, notebook, fifteen
+):
+    """What a screen reader reads, from Chromium's accessibility tree: each diagram the graded
+    cell draws for a missed item is an image named with its verdict in words and the strides of
+    the parent and of the result, all measured here."""
+    tree = output_area(page, at(notebook, "score_predictions")).aria_snapshot()
+    said = images(yaml.safe_load(tree))
+    assert len(said) == len(fifteen.wrong_items), tree
+    x = eval(catalogue.PARENT_EXPR, {"torch": torch})
+    for item, name in zip(fifteen.wrong_items, said, strict=True):
+        verdict = measure_item(item).verdict
+        meaning = BADGES[verdict][2]
+        assert f"{verdict}: item {item}: {catalogue.op(item).expr}" in name, name
+        assert meaning[:1].upper() + meaning[1:] in name, name
+        assert f"stride {tuple(x.stride())}" in name, name
+        if verdict != "error":
+            result = eval(catalogue.op(item).expr, {"x": x, "torch": torch})
+            assert f"stride {tuple(result.stride())}" in name, name
+
+
+def test_the_reveal_s_table_is_a_named_region_the_keyboard_reaches(page, notebook):
+    reveal = output_area(page, at(notebook, "reveal"))
+    tree = reveal.aria_snapshot()
+    assert f'region "{Spreadsheet.table_name}"' in tree and "- table" in tree, tree
+    region = reveal.get_by_role("region", name=Spreadsheet.table_name)
+    expect(region).to_have_attribute("tabindex", "0")
