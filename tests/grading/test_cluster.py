@@ -1,7 +1,7 @@
 """`viewcopy grade --cluster` on a real Dask cluster (a `dask scheduler` and `dask worker`
 processes on 127.0.0.1), against plain `nbgrader autograde` on the same hand-ins: every gradebook
 row and autograded notebook the same, with SQLite and with a real PostgreSQL server, a worker
-killed mid-run, the scheduler lost, and the GPU lane.
+killed mid-run, the scheduler lost, the coordinator killed, and the GPU lane.
 
 Slow (a kernel per hand-in): one built course and one cluster serve the module.
 """
@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 import nbformat
+import psutil
 import pytest
 from support.sandboxing import sandbox_or_skip
 from support.servers import free_port
@@ -327,6 +328,43 @@ def test_cuda_hand_ins_go_only_to_a_worker_declaring_a_gpu(built, cluster, tmp_p
         assert f"worker {gpu} has no cuda device" in outcome.reason
         assert gradebook_rows(gradebook_url(course)) == {}
         assert not (course / "autograded").exists()
+
+
+def written(course: Path) -> dict[str, int]:
+    """Each autograded hand-in, with its notebook's modification time (ns)."""
+    found = (course / "autograded").glob(f"*/{ASSIGNMENT}/{NOTEBOOK}")
+    return {path.parents[1].name: path.stat().st_mtime_ns for path in found}
+
+
+def test_a_killed_coordinator_leaves_nothing_running_and_a_rerun_grades_only_what_is_missing(
+    built, plain, cluster, tmp_path
+):
+    course = copy_of(built, tmp_path / "course")
+    command = [
+        str(BIN / "viewcopy"), "grade", "--course", str(course), "--cluster", cluster.address,
+        "--limit", "120", "--quiet",
+    ]  # fmt: skip
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    autograded = course / "autograded"
+    wait_for(
+        lambda: any(autograded.glob(f"*/{ASSIGNMENT}")) or process.poll() is not None,
+        "a first hand-in to be written",
+    )
+    assert process.poll() is None, "it stopped before it could be killed"
+    started = psutil.Process(process.pid).children(recursive=True)
+    process.kill()  # SIGKILL: its tasks in flight finish on their workers, and are dropped
+    process.wait()
+    time.sleep(2)
+    assert [p for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
+    done = written(course)
+
+    outcomes = grade(course, ASSIGNMENT, cluster=cluster.address, limit_s=120, progress=False)
+    assert {o.student_id: o.status for o in outcomes} == {
+        **{s: SKIPPED if s in done else GRADED for s in KEPT},
+        KILLS_KERNEL: FAILED,
+    }
+    assert {s: t for s, t in written(course).items() if s in done} == done  # not written again
+    assert_graded_as_plain(course, plain, [*KEPT, KILLS_KERNEL])
 
 
 def test_a_lost_scheduler_is_a_clear_error_and_a_rerun_grades_only_what_is_missing(

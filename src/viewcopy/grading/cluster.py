@@ -5,8 +5,10 @@ The course's part (config, the assignment's master folder, its gradebook rows) g
 workers once; each task carries one hand-in's files and brings back its autograded folder's files
 and nbgrader's verdict (viewcopy.grading.remote). The coordinator then writes what
 `nbgrader autograde` would have written (viewcopy.course.autograde_rows) and puts the folder in
-place, rows first and folder last: a hand-in without its autograded folder is ungraded, and the
-next run grades it. A worker lost mid-task is Dask's to retry elsewhere; only its final result is
+place: the old folder goes first, then the rows, and the new folder last, in one rename. A hand-in
+without its autograded folder is ungraded, and the next run grades it, whenever the coordinator
+was stopped (it starts no process of its own; a task it leaves running finishes on its worker and
+is dropped). A worker lost mid-task is Dask's to retry elsewhere; only its final result is
 written, so every hand-in is written once.
 """
 
@@ -14,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import shutil
 import time
 import uuid
 from collections import deque
@@ -31,6 +32,8 @@ from viewcopy.grading.record import (
     GradeError,
     HandInOutcome,
     discard_partial,
+    publish,
+    staged_folder,
 )
 from viewcopy.grading.remote import grade_hand_in, inspect_worker
 from viewcopy.grading.task import (
@@ -224,7 +227,8 @@ class ClusterPool:
         return self._write(returned)
 
     def _write(self, returned: GradedParcel) -> HandInOutcome:
-        """What nbgrader autograde writes, from what came back: rows, then the folder."""
+        """What nbgrader autograde writes, from what came back: the old folder removed, the rows,
+        then the folder."""
         import nbformat
 
         graded = returned.graded
@@ -238,6 +242,7 @@ class ClusterPool:
             for nb in self.rows.notebooks
             if graded.success and f"{nb.name}.ipynb" in returned.files
         }
+        discard_partial(self.course, self.assignment, student_id)
         try:
             record_autograde(
                 self.url,
@@ -249,17 +254,16 @@ class ClusterPool:
                 notebooks,
             )
         except Exception as exc:
-            discard_partial(self.course, self.assignment, student_id)
             reason = f"graded, but the gradebook could not be written: {exc!r}"
             return HandInOutcome(
                 student_id, FAILED, graded.seconds, reason, devices, returned.worker
             )
         if not graded.success:
-            discard_partial(self.course, self.assignment, student_id)
             return HandInOutcome(
                 student_id, FAILED, graded.seconds, graded.reason, devices, returned.worker
             )
-        _place(self.course / "autograded" / student_id / self.assignment, returned.files)
+        unpack(returned.files, staged_folder(self.course, self.assignment, student_id))
+        publish(self.course, self.assignment, student_id)
         return HandInOutcome(student_id, GRADED, graded.seconds, "", devices, returned.worker)
 
     def close(self) -> None:
@@ -269,15 +273,6 @@ class ClusterPool:
 
 class _SchedulerLost(Exception):
     """The client lost the scheduler: its tasks are cancelled."""
-
-
-def _place(folder: Path, files) -> None:
-    """The autograded folder, swapped in whole."""
-    incoming = folder.with_name(f".{folder.name}.incoming")
-    shutil.rmtree(incoming, ignore_errors=True)
-    unpack(files, incoming)
-    shutil.rmtree(folder, ignore_errors=True)
-    incoming.rename(folder)
 
 
 def _interrupted(student_id: str, reason: str) -> HandInOutcome:

@@ -4,8 +4,10 @@ Each worker process (viewcopy.grading.worker) pays nbgrader's start-up once and 
 one student after another through nbgrader's own API, so gradebook rows and autograded notebooks are
 what `nbgrader autograde` makes. The parent hands out students, enforces a wall-clock limit per
 submission (a hang or a kernel killed by the student's code fails that student only), and on Ctrl-C
-lets the submissions in flight finish before it stops (a second Ctrl-C abandons them). With a
-cluster, viewcopy.grading.cluster takes the pool's place: the same outcomes, record and bar.
+lets the submissions in flight finish before it stops (a second Ctrl-C abandons them). Killed
+outright (SIGKILL, out of memory), it takes its workers and their kernels with it, and the next run
+grades what was in flight: a hand-in reaches autograded/ only whole. With a cluster,
+viewcopy.grading.cluster takes the pool's place: the same outcomes, record and bar.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from viewcopy.grading.record import (
     SKIPPED,
     GradeError,
     HandInOutcome,
+    autograded_folder,
     discard_partial,
     record_path,
     write_record,
@@ -68,8 +71,10 @@ def _timestamp(folder: Path) -> datetime | None:
 
 
 def up_to_date(course: Path, assignment: str, student_id: str) -> bool:
-    """nbgrader's rule: graded already, and the submission is not newer than that grading."""
-    graded = course / "autograded" / student_id / assignment
+    """nbgrader's rule: graded already, and the submission is not newer than that grading. An
+    autograded folder is only ever a whole grading (worker.grade_one), so one that a crash
+    interrupted is graded again."""
+    graded = autograded_folder(course, assignment, student_id)
     if not graded.is_dir():
         return False
     new, old = _timestamp(course / "submitted" / student_id / assignment), _timestamp(graded)
@@ -179,8 +184,6 @@ class Pool:
             elif isinstance(message, Graded):
                 self._record(message)
                 status = GRADED if message.success else FAILED
-                if not message.success:
-                    discard_partial(self.course, self.assignment, message.student_id)
                 devices = "+".join(message.devices)
                 done(
                     HandInOutcome(

@@ -30,20 +30,48 @@ class GradeError(RuntimeError):
     """The command cannot start (no course, no submissions, bad options), or lost its cluster."""
 
 
+def in_flight(assignment: str) -> str:
+    """Where `viewcopy grade` writes a hand-in's autograded folder while grading it (relative to
+    the course: nbgrader's `autograded_directory` there). Only a whole one reaches autograded/."""
+    return f"grade_logs/{assignment}/in_flight"
+
+
+def autograded_folder(course: Path, assignment: str, student_id: str) -> Path:
+    return course / "autograded" / student_id / assignment
+
+
+def staged_folder(course: Path, assignment: str, student_id: str) -> Path:
+    return course / in_flight(assignment) / student_id / assignment
+
+
 def discard_partial(course: Path, assignment: str, student_id: str) -> None:
-    """What nbgrader does with a failed submission: no half-written autograded folder stays."""
-    shutil.rmtree(course / "autograded" / student_id / assignment, ignore_errors=True)
+    """Before grading, and after a failure: the hand-in counts as ungraded, and nothing
+    half-written of it stays."""
+    shutil.rmtree(autograded_folder(course, assignment, student_id), ignore_errors=True)
+    shutil.rmtree(staged_folder(course, assignment, student_id), ignore_errors=True)
+
+
+def publish(course: Path, assignment: str, student_id: str) -> None:
+    """Move a hand-in's graded folder into autograded/ in one rename: the last step of its
+    grading, after its gradebook rows, so an autograded folder is always a whole grading."""
+    folder = autograded_folder(course, assignment, student_id)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    shutil.rmtree(folder, ignore_errors=True)
+    staged_folder(course, assignment, student_id).rename(folder)
 
 
 def write_record(path: Path, outcomes: Iterable[HandInOutcome]) -> None:
-    """The run's record: one row per student, with the reason for each failure."""
-    with path.open("w", newline="", encoding="utf-8") as sink:
+    """The run's record: one row per student, with the reason for each failure (it replaces the
+    last run's whole: a run killed while writing it leaves the last one)."""
+    partial = path.with_name(f".{path.name}.partial")
+    with partial.open("w", newline="", encoding="utf-8") as sink:
         writer = csv.writer(sink)
         writer.writerow(COLUMNS)
         for o in sorted(outcomes, key=lambda o: o.student_id):
             writer.writerow(
                 [o.student_id, o.status, f"{o.seconds:.2f}", o.reason, o.devices, o.worker]
             )
+    partial.replace(path)
 
 
 def read_record(path: Path) -> dict[str, HandInOutcome]:

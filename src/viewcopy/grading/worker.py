@@ -5,17 +5,21 @@ at a time with nbgrader's own API (the call formgrader makes), for as long as it
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
+import multiprocessing
 import os
 import re
 import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
 from viewcopy.engine.devices import available_devices
+from viewcopy.grading.record import discard_partial, in_flight, publish
 from viewcopy.plugins.sandbox import Limits
 
 STOP = None
@@ -28,6 +32,8 @@ FRIENDLY = {
     "OperationalError": "the gradebook could not be written",
 }
 EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception|Exit))\b:?(.*)$")
+PR_SET_PDEATHSIG = 1
+WATCH_S = 0.5
 
 
 @dataclass(frozen=True)
@@ -102,9 +108,12 @@ class _CheckedSchemas:
         return getattr(self._jsonschema, name)
 
 
-def load_api(course: Path, limits: Limits | None, db_url: str | None = None):
+def load_api(
+    course: Path, limits: Limits | None, db_url: str | None = None, autograded: str | None = None
+):
     """nbgrader's API over the course, configured as `nbgrader` run in `course` would be; with
-    `limits`, every kernel runs in the sandbox under them; with `db_url`, on that gradebook."""
+    `limits`, every kernel runs in the sandbox under them; with `db_url`, on that gradebook; with
+    `autograded`, writing autograded folders there (a folder relative to the course)."""
     from nbgrader.apps import NbGraderAPI, NbGraderApp
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.nbgraderformat import common
@@ -116,6 +125,8 @@ def load_api(course: Path, limits: Limits | None, db_url: str | None = None):
     config = app.config
     coursedir = CourseDirectory(config=config)
     config.CourseDirectory.db_url = gradebook_url(db_url or coursedir.db_url)
+    if autograded is not None:
+        config.CourseDirectory.autograded_directory = autograded
     if limits is not None:
         from viewcopy.plugins.sandboxed_kernel import sandbox_config
 
@@ -123,12 +134,49 @@ def load_api(course: Path, limits: Limits | None, db_url: str | None = None):
     return NbGraderAPI(CourseDirectory(config=config), config=config)
 
 
+def die_with_parent() -> None:
+    """End this process when the one that started it ends, even by SIGKILL (which lets it stop
+    nothing): Linux's parent-death signal (sent when the thread that started it ends: the pool
+    starts and closes its workers in the one thread that grades), elsewhere a thread that watches
+    for it. A sandbox dies with this process (bwrap --die-with-parent), an unsandboxed kernel soon
+    after (ipykernel watches its parent too)."""
+    parent = multiprocessing.parent_process().pid
+    if sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    else:
+        threading.Thread(target=_watch, args=(parent,), daemon=True).start()
+    if os.getppid() != parent:  # it ended before we asked
+        os._exit(1)
+
+
+def _watch(parent: int) -> None:
+    while os.getppid() == parent:
+        time.sleep(WATCH_S)
+    kill_tree(os.getpid())
+
+
+def grade_one(api, course: Path, assignment: str, student_id: str) -> dict:
+    """nbgrader's autograde of one hand-in, whole or not at all: its autograded folder goes first
+    (until the end it counts as ungraded), the new one is written in the in-flight folder and
+    moved into autograded/ once nbgrader has finished with it and its gradebook rows (a failed
+    one leaves nothing, as nbgrader's own autograde)."""
+    discard_partial(course, assignment, student_id)
+    result = api.autograde(assignment, student_id, force=True, create=True)
+    if result["success"]:
+        publish(course, assignment, student_id)
+    else:
+        discard_partial(course, assignment, student_id)
+    return result
+
+
 def serve(
     connection: Connection, course: str, assignment: str, log: str, limits: Limits | None
 ) -> None:
     """The worker's main loop: its own session (Ctrl-C in the terminal reaches the parent only),
-    its output and its kernels' in `log` (the terminal keeps the progress bar)."""
+    ended with its parent however that ends, its output and its kernels' in `log` (the terminal
+    keeps the progress bar)."""
     os.setsid()
+    die_with_parent()
     sink = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(sink, 1)
     os.dup2(sink, 2)
@@ -136,7 +184,7 @@ def serve(
     os.chdir(course)
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
     os.environ.pop("NBGRADER_EXECUTION", None)
-    api = load_api(Path(course), limits)
+    api = load_api(Path(course), limits, autograded=in_flight(assignment))
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s [%(levelname)s] %(message)s"))
     api.log.addHandler(handler)
@@ -144,7 +192,7 @@ def serve(
     connection.send("ready")
     while (student_id := connection.recv()) is not STOP:
         started = time.perf_counter()
-        result = api.autograde(assignment, student_id, force=True, create=True)
+        result = grade_one(api, Path(course), assignment, student_id)
         log = result.get("log", "") + result.get("error", "")
         connection.send(
             Graded(
