@@ -28,6 +28,7 @@ from viewcopy.plugins import (  # the one path a course config names
     StaticWidgets,
     TrustedCredit,
     WrapAnswerLines,
+    templates,
 )
 
 c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
@@ -104,6 +105,15 @@ c.GenerateFeedback.preprocessors = [
     SanitizeForInstructor,
     CSSHTMLHeaderPreprocessor,
 ]
+
+# The pages, drawn by the module's own templates (viewcopy/plugins/templates/) to meet WCAG 2.1 AA:
+# the feedback page whole (language, title, landmarks, underlined links, contrast, wrapped text
+# outputs, code that scrolls reachable by keyboard); in formgrader, the lab's text outputs wrapped
+# (formgrader's own page is nbgrader's). A config that names neither keeps nbgrader's templates.
+c.HTMLExporter.extra_template_basedirs = templates.BASEDIRS
+c.HTMLExporter.extra_template_paths = [templates.NBGRADER]
+c.HTMLExporter.template_name = templates.FORMGRADE
+c.GenerateFeedback.HTMLExporter.template_name = templates.FEEDBACK
 
 # No IgnorePattern: graded cells are silent on stderr by design (viewcopy.engine.quiet), so any
 # stderr in a test cell is the student's and costs that cell, as nbgrader intends.

@@ -1,4 +1,5 @@
-"""environment.yml and pyproject.toml describe the same environment."""
+"""environment.yml and pyproject.toml describe the same environment, and the package ships its
+files that are not Python."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import yaml
 from packaging.requirements import Requirement
 
 ROOT = Path(__file__).parents[2]
-PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+PROJECT = PYPROJECT["project"]
 ENVIRONMENT = yaml.safe_load((ROOT / "environment.yml").read_text())
 CONDA_NAMES = {"torch": "pytorch"}
 
@@ -54,6 +56,19 @@ def test_torch_is_a_range_not_a_pin():
 def test_console_script_points_at_a_callable():
     module, _, name = PROJECT["scripts"]["viewcopy"].partition(":")
     assert callable(getattr(importlib.import_module(module), name))
+
+
+def test_the_package_data_covers_every_page_template():
+    """A wheel ships each file of the nbgrader page templates (viewcopy.plugins.templates)."""
+    globs = PYPROJECT["tool"]["setuptools"]["package-data"]["viewcopy.plugins.templates"]
+    folder = ROOT / "src" / "viewcopy" / "plugins" / "templates"
+    files = [
+        path.relative_to(folder)
+        for path in folder.rglob("*")
+        if path.is_file() and path.suffix not in (".py", ".pyc")
+    ]
+    assert files
+    assert [f for f in files if not any(f.match(glob) for glob in globs)] == []
 
 
 def readme_quick_start() -> list[str]:
