@@ -135,18 +135,20 @@ def load_api(
 
 
 def die_with_parent() -> None:
-    """End this process when the one that started it ends, even by SIGKILL (which lets it stop
-    nothing): Linux's parent-death signal (sent when the thread that started it ends: the pool
-    starts and closes its workers in the one thread that grades), elsewhere a thread that watches
-    for it. A sandbox dies with this process (bwrap --die-with-parent), an unsandboxed kernel soon
-    after (ipykernel watches its parent too)."""
+    """End this process, and everything it started, when the process that started it ends, even
+    by SIGKILL (which lets that one stop nothing): Linux's parent-death signal (SIGTERM, sent when
+    the thread that started it ends: the pool starts and closes its workers in the one thread
+    that grades), and everywhere a thread that watches for the parent's end, should the signal's
+    handler wait on a call that does not return. Both kill this process's tree, its kernels' and
+    sandboxes' processes first (a sandbox outlives a worker killed outright: bwrap's
+    --die-with-parent binds the kernel to bwrap, not bwrap to the worker)."""
     parent = multiprocessing.parent_process().pid
+    signal.signal(signal.SIGTERM, lambda *_: kill_tree(os.getpid()))
     if sys.platform == "linux":
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
-    else:
-        threading.Thread(target=_watch, args=(parent,), daemon=True).start()
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    threading.Thread(target=_watch, args=(parent,), daemon=True).start()
     if os.getppid() != parent:  # it ended before we asked
-        os._exit(1)
+        kill_tree(os.getpid())
 
 
 def _watch(parent: int) -> None:
