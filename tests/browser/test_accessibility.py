@@ -11,17 +11,15 @@ Slow (a JupyterLab server and its kernel, the whole notebook): a few minutes.
 from __future__ import annotations
 
 import re
-import shutil
 
 import nbformat
 import pytest
 import torch
 import yaml
 from support.chromium import require_chromium, unavailable
-from support.course_notebook import RELEASE, ROOT
 
 from viewcopy.course.assignment import NOTEBOOK, grade_id
-from viewcopy.demo.synthetic import fill, next_predictions_source, synthetic_class
+from viewcopy.demo.synthetic import next_predictions_source
 from viewcopy.display.draw import BADGES
 from viewcopy.display.spreadsheet import Spreadsheet
 from viewcopy.exercise import catalogue
@@ -32,8 +30,10 @@ pytestmark = [pytest.mark.browser]
 require_chromium("VIEWCOPY_REQUIRE_BROWSER")
 
 from playwright.sync_api import expect  # noqa: E402
-from support.axe import audit, axe_problem, described  # noqa: E402
+from support.axe import AXE_SEES_THE_SHELL, audit, axe_problem, described  # noqa: E402
 from support.browser_lab import (  # noqa: E402 (after the checks: it imports playwright)
+    artifacts,
+    at,
     cell,
     keep_console,
     launch_chromium,
@@ -54,34 +54,15 @@ EVERY_CELL_LAID_OUT = '{"windowingMode": "none"}'
 THEMES = ("JupyterLab Light", "JupyterLab Dark", "JupyterLab Dark High Contrast")
 OUTPUTS = [".jp-OutputArea-output"]
 """What the lab outputs: every output area's content (JupyterLab's chrome is not the lab's)."""
-AXE_SEES_THE_SHELL = "body { height: 100vh; }"
-"""JupyterLab's body is 0 px tall with `overflow: hidden` and its shell absolutely positioned:
-nothing is clipped on screen, but axe reads every node as clipped by the body and skips its
-colour contrast. The body given the window's height changes nothing drawn."""
-
-
-def at(notebook: nbformat.NotebookNode, wanted: str) -> int:
-    return [grade_id(c) for c in notebook.cells].index(wanted)
 
 
 @pytest.fixture(scope="module")
 def shots():
-    folder = ROOT / "artifacts" / "accessibility"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    return folder
+    return artifacts("accessibility")
 
 
 @pytest.fixture(scope="module")
-def fifteen():
-    """15/20 (misses measured, not typed), a rule for every miss: diagrams to show."""
-    return next(s for s in synthetic_class(ROOT) if s.student_id == "fifteen")
-
-
-@pytest.fixture(scope="module")
-def notebook(fifteen):
-    filled = nbformat.read(RELEASE, as_version=4)
-    fill(filled, fifteen.cells)
+def notebook(filled):
     return filled
 
 

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 from nbgrader.api import Gradebook
 from support.chromium import require_chromium, unavailable
-from support.course_notebook import ROOT
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, NOTEBOOK_ID
 
@@ -26,7 +25,7 @@ require_chromium("VIEWCOPY_REQUIRE_BROWSER")
 
 from playwright.sync_api import expect  # noqa: E402
 from support.axe import audit, axe_problem, described  # noqa: E402
-from support.browser_lab import launch_chromium, start_jupyterlab  # noqa: E402
+from support.browser_lab import artifacts, launch_chromium, start_jupyterlab  # noqa: E402
 
 if (problem := axe_problem()) is not None:
     unavailable(problem, "VIEWCOPY_REQUIRE_BROWSER")
@@ -40,10 +39,7 @@ LAB_OUTPUTS = [".output_area"]
 
 @pytest.fixture(scope="module")
 def shots():
-    folder = ROOT / "artifacts" / "accessibility_pages"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    return folder
+    return artifacts("accessibility_pages")
 
 
 @pytest.fixture(scope="module")

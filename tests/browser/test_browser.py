@@ -19,7 +19,6 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 from support.chromium import require_chromium
-from support.course_notebook import RELEASE, ROOT
 from support.payloads import STUDENT, img
 
 from viewcopy.course.assignment import (
@@ -27,11 +26,10 @@ from viewcopy.course.assignment import (
     COURSE_ID,
     NOTEBOOK,
     NOTEBOOK_ID,
-    grade_id,
     run_nbgrader,
 )
 from viewcopy.demo.answers import PARAPHRASES, RIGHT
-from viewcopy.demo.synthetic import fill, predictions_source, synthetic_class
+from viewcopy.demo.synthetic import predictions_source
 from viewcopy.exercise import catalogue
 from viewcopy.five.grades import apply_grades, check_rows
 from viewcopy.five.questions import five
@@ -43,6 +41,8 @@ require_chromium("VIEWCOPY_REQUIRE_BROWSER")
 
 from playwright.sync_api import Error, expect  # noqa: E402
 from support.browser_lab import (  # noqa: E402 (after the checks: it imports playwright)
+    artifacts,
+    at,
     cell,
     keep_console,
     launch_chromium,
@@ -59,32 +59,14 @@ KERNEL_MS = 600_000  # the whole notebook on a busy two-core machine: torch impo
 VIEWPORT = {"width": 1400, "height": 1200}
 
 
-def at(notebook: nbformat.NotebookNode, wanted: str) -> int:
-    """The index of the cell with this nbgrader grade_id."""
-    return [grade_id(c) for c in notebook.cells].index(wanted)
-
-
 @pytest.fixture(scope="module")
-def fifteen():
-    """The synthetic student with 15/20 (misses measured, not typed) and a rule for every miss."""
-    return next(s for s in synthetic_class(ROOT) if s.student_id == "fifteen")
-
-
-@pytest.fixture(scope="module")
-def notebook(fifteen):
-    """The release notebook with the student's answer cells filled in."""
-    filled = nbformat.read(RELEASE, as_version=4)
-    fill(filled, fifteen.cells)
+def notebook(filled):
     return filled
 
 
 @pytest.fixture(scope="module")
 def shots():
-    """artifacts/browser/, emptied: what is there after a run is that run's."""
-    folder = ROOT / "artifacts" / "browser"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    return folder
+    return artifacts("browser")
 
 
 @pytest.fixture(scope="module")

@@ -10,16 +10,13 @@ Slow (a JupyterLab server and its kernel, the twenty measured by the reveal): ab
 from __future__ import annotations
 
 import re
-import shutil
 
 import nbformat
 import pytest
 import torch
 from support.chromium import require_chromium, unavailable
-from support.course_notebook import RELEASE, ROOT
 
-from viewcopy.course.assignment import NOTEBOOK, grade_id
-from viewcopy.demo.synthetic import fill, synthetic_class
+from viewcopy.course.assignment import NOTEBOOK
 from viewcopy.engine.devices import available_devices
 from viewcopy.engine.measure import measure
 from viewcopy.exercise import catalogue
@@ -29,8 +26,10 @@ pytestmark = [pytest.mark.browser]
 require_chromium("VIEWCOPY_REQUIRE_BROWSER")
 
 from playwright.sync_api import expect  # noqa: E402
-from support.axe import audit, axe_problem, described  # noqa: E402
+from support.axe import AXE_SEES_THE_SHELL, audit, axe_problem, described  # noqa: E402
 from support.browser_lab import (  # noqa: E402 (after the checks: it imports playwright)
+    artifacts,
+    at,
     cell,
     keep_console,
     launch_chromium,
@@ -56,30 +55,19 @@ OUTLINE = """e => { const s = getComputedStyle(e);
         back = back.parentElement;
     return {style: s.outlineStyle, width: parseFloat(s.outlineWidth), colour: s.outlineColor,
             behind: back ? getComputedStyle(back).backgroundColor : 'rgb(255, 255, 255)'}; }"""
-AXE_SEES_THE_SHELL = "body { height: 100vh; }"
-"""As in test_accessibility: else axe reads JupyterLab's 0-px body as clipping everything."""
-
-
-def at(notebook: nbformat.NotebookNode, wanted: str) -> int:
-    return [grade_id(c) for c in notebook.cells].index(wanted)
 
 
 @pytest.fixture(scope="module")
 def shots():
-    folder = ROOT / "artifacts" / "explorer_keyboard"
-    shutil.rmtree(folder, ignore_errors=True)
-    folder.mkdir(parents=True)
-    return folder
+    return artifacts("explorer_keyboard")
 
 
 @pytest.fixture(scope="module")
-def notebook():
+def notebook(filled):
     """The release filled as the synthetic student `fifteen` did, up to the explorer cell."""
-    fifteen = next(s for s in synthetic_class(ROOT) if s.student_id == "fifteen")
-    filled = nbformat.read(RELEASE, as_version=4)
-    fill(filled, fifteen.cells)
-    filled.cells = filled.cells[: at(filled, "explorer") + 1]
-    return filled
+    cut = nbformat.from_dict(filled)
+    cut.cells = cut.cells[: at(cut, "explorer") + 1]
+    return cut
 
 
 @pytest.fixture(scope="module")

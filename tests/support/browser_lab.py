@@ -9,6 +9,7 @@ import json
 import os
 import re
 import secrets
+import shutil
 import subprocess
 import sys
 import time
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 from support.chromium import CHROMIUM, CHROMIUM_ARGS
+from support.course_notebook import ROOT
 from support.servers import free_port
 
 # No "official Jupyter news?" prompt over the page, and JupyterLab 4's default windowing mode named
@@ -146,6 +148,20 @@ def launch_chromium(request, timeout_ms: float) -> Browser:
     request.addfinalizer(chromium.close)
     expect.set_options(timeout=timeout_ms)
     return chromium
+
+
+def artifacts(name: str) -> Path:
+    """artifacts/<name>/, emptied: what is there after a run is that run's."""
+    folder = ROOT / "artifacts" / name
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def at(notebook, grade_id: str) -> int:
+    """The index of the notebook's cell with this nbgrader grade_id."""
+    ids = [c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in notebook.cells]
+    return ids.index(grade_id)
 
 
 def cell(page: Page, index: int) -> Locator:
