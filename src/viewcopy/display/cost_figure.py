@@ -18,12 +18,11 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from viewcopy.display import units
-from viewcopy.display.table import html_table
+from viewcopy.display.table import INK, html_table
 from viewcopy.engine.cost import CostReport
 
 FLOOR_COLOR = "#c44e52"
 BAR_COLOR = "#4c72b0"
-INK = "#1b1b1b"
 PAPER = "#ffffff"
 STYLE = {
     **{key: PAPER for key in ("figure.facecolor", "axes.facecolor", "savefig.facecolor")},

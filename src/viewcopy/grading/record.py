@@ -37,6 +37,7 @@ def in_flight(assignment: str) -> str:
 
 
 def autograded_folder(course: Path, assignment: str, student_id: str) -> Path:
+    """Where nbgrader keeps a hand-in's autograded folder in a course."""
     return course / "autograded" / student_id / assignment
 
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from viewcopy.course.gradebook_rows import import_rows
 from viewcopy.engine.devices import available_devices
+from viewcopy.grading.record import autograded_folder
 from viewcopy.grading.task import (
     STOPPED,
     CourseParcel,
@@ -93,8 +94,7 @@ class Workspace:
             )
         else:
             reason = "" if success else failure_reason(log)
-        autograded = self.root / "autograded" / student_id / assignment
-        files = pack(autograded) if success else {}
+        files = pack(autograded_folder(self.root, assignment, student_id)) if success else {}
         graded = Graded(student_id, success, seconds, reason, log, devices)
         return GradedParcel(graded, files, worker)
 
