@@ -16,7 +16,7 @@ step="lint (ruff check)"
 ruff check src tests benchmarks
 step=""
 # --fast: only the tests that need no course, browser, server, hub or sandbox (a minute here).
-FAST="not (course or sandbox or cluster or browser or postgres or service or hub or slow)"
+FAST="not (course or sandbox or cluster or browser or postgres or service or hub or lms or slow)"
 if [ "${1:-}" = "--fast" ]; then
     shift
     rc=0
