@@ -1,0 +1,229 @@
+"""What launches told about the course's LMS context: `<course>/lms/link.json`.
+
+The hub's LTI login records every launch here (`CourseLink.record_launch`): the context, the
+AGS line items URL (and the link's own line item, if it has one) with its scopes, the NRPS
+memberships URL, and each person who launched, by hub name. `viewcopy lms push` and `roster`
+read it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+LINK_FILE = "link.json"
+LTI = "https://purl.imsglobal.org/spec/lti/claim/"
+CONTEXT_CLAIM = LTI + "context"
+ROLES_CLAIM = LTI + "roles"
+DEPLOYMENT_CLAIM = LTI + "deployment_id"
+RESOURCE_LINK_CLAIM = LTI + "resource_link"
+AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
+NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
+MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+
+
+class NotLinked(ValueError):
+    """A command needs what a launch tells, and the course was never launched from its LMS."""
+
+
+class LinkMismatch(ValueError):
+    """A launch from another LMS context than the one the course is linked to."""
+
+
+def context_roles(roles: Iterator[str] | tuple[str, ...]) -> set[str]:
+    """The LIS context roles among a launch's or a membership's roles, by short name
+    (`.../membership#Learner` -> Learner, `.../membership/Instructor#TeachingAssistant` ->
+    TeachingAssistant, a bare `Learner` as NRPS may give it -> Learner); institution and
+    system roles are left out."""
+    out = set()
+    for role in roles:
+        if "#" not in role and "/" not in role:
+            out.add(role)
+        elif role.startswith(MEMBERSHIP):
+            out.add(role.rsplit("#", 1)[-1])
+    return out
+
+
+def is_learner(roles) -> bool:
+    """A student of the course: a Learner in the context, and no instructor or assistant."""
+    short = context_roles(roles)
+    return "Learner" in short and not short & {
+        "Instructor",
+        "TeachingAssistant",
+        "ContentDeveloper",
+    }
+
+
+@dataclass(frozen=True)
+class Person:
+    """Someone who launched: their LMS id (`sub`), name, email and roles as the LMS sent them."""
+
+    sub: str
+    name: str = ""
+    email: str = ""
+    roles: tuple[str, ...] = ()
+
+    @property
+    def learner(self) -> bool:
+        return is_learner(self.roles)
+
+
+@dataclass(frozen=True)
+class CourseLink:
+    """The course's LMS context as the launches told it (the latest launch's endpoints)."""
+
+    issuer: str
+    deployment_id: str
+    context_id: str
+    context_title: str = ""
+    lineitems: str | None = None
+    lineitem: str | None = None
+    scopes: tuple[str, ...] = ()
+    memberships_url: str | None = None
+    people: Mapping[str, Person] = field(default_factory=dict)
+    updated: str = ""
+
+    @classmethod
+    def read(cls, folder: Path) -> CourseLink | None:
+        """The link in a course's lms/ folder, None where no launch was ever recorded."""
+        path = Path(folder) / LINK_FILE
+        if not path.is_file():
+            return None
+        try:
+            return cls.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            raise ValueError(
+                f"{path} cannot be read ({exc!r}): delete it and launch from the LMS again"
+            ) from None
+
+    @classmethod
+    def require(cls, folder: Path, needed_for: str) -> CourseLink:
+        """The link, or NotLinked saying what to do: a command that needs it cannot run yet."""
+        link = cls.read(folder)
+        if link is None:
+            raise NotLinked(
+                f"{needed_for} needs the course's link to its LMS, and no one has launched the "
+                f"course from the LMS yet ({Path(folder) / LINK_FILE} does not exist): launch it "
+                "once from the LMS as its instructor (viewcopy hub --lti), then run this again"
+            )
+        return link
+
+    @classmethod
+    def record_launch(cls, folder: Path, id_token: Mapping, hub_name: str) -> CourseLink:
+        """Merge one validated launch's claims into the link and write it atomically.
+
+        The endpoints are the latest launch's (an LMS may move them); the person is recorded
+        under their hub name. LinkMismatch for a launch from another issuer or context.
+        """
+        folder = Path(folder)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with _locked(folder):
+            old = cls.read(folder)
+            new = _merged(old, id_token, hub_name)
+            _write_atomically(folder / LINK_FILE, new.as_dict())
+        return new
+
+    def person(self, hub_name: str) -> Person | None:
+        return self.people.get(hub_name)
+
+    def as_dict(self) -> dict:
+        return {
+            "issuer": self.issuer,
+            "deployment_id": self.deployment_id,
+            "context": {"id": self.context_id, "title": self.context_title},
+            "ags": {
+                "lineitems": self.lineitems,
+                "lineitem": self.lineitem,
+                "scopes": list(self.scopes),
+            },
+            "nrps": {"context_memberships_url": self.memberships_url},
+            "people": {
+                name: {"sub": p.sub, "name": p.name, "email": p.email, "roles": list(p.roles)}
+                for name, p in sorted(self.people.items())
+            },
+            "updated": self.updated,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping) -> CourseLink:
+        ags, nrps = data.get("ags") or {}, data.get("nrps") or {}
+        return cls(
+            issuer=data["issuer"],
+            deployment_id=data["deployment_id"],
+            context_id=data["context"]["id"],
+            context_title=data["context"].get("title") or "",
+            lineitems=ags.get("lineitems"),
+            lineitem=ags.get("lineitem"),
+            scopes=tuple(ags.get("scopes") or ()),
+            memberships_url=nrps.get("context_memberships_url"),
+            people={
+                name: Person(
+                    p["sub"], p.get("name") or "", p.get("email") or "", tuple(p.get("roles") or ())
+                )
+                for name, p in (data.get("people") or {}).items()
+            },
+            updated=data.get("updated") or "",
+        )
+
+
+def _merged(old: CourseLink | None, claims: Mapping, hub_name: str) -> CourseLink:
+    context = claims.get(CONTEXT_CLAIM) or {}
+    ags = claims.get(AGS_CLAIM) or {}
+    nrps = claims.get(NRPS_CLAIM) or {}
+    issuer, context_id = str(claims.get("iss") or ""), str(context.get("id") or "")
+    if not issuer or not context_id or not claims.get("sub"):
+        raise ValueError("a launch without iss, sub or a context id cannot link a course")
+    if old is not None and (old.issuer, old.context_id) != (issuer, context_id):
+        raise LinkMismatch(
+            f"this course is linked to context {old.context_id!r} of {old.issuer}, and this launch "
+            f"comes from context {context_id!r} of {issuer}: one course folder serves one LMS "
+            "course; give the other one its own course folder"
+        )
+    person = Person(
+        sub=str(claims["sub"]),
+        name=str(
+            claims.get("name")
+            or " ".join(str(claims[k]) for k in ("given_name", "family_name") if claims.get(k))
+        ),
+        email=str(claims.get("email") or ""),
+        roles=tuple(str(r) for r in claims.get(ROLES_CLAIM) or ()),
+    )
+    base = old or CourseLink(issuer=issuer, deployment_id="", context_id=context_id)
+    return replace(
+        base,
+        deployment_id=str(claims.get(DEPLOYMENT_CLAIM) or base.deployment_id),
+        context_title=str(context.get("title") or context.get("label") or base.context_title),
+        lineitems=ags.get("lineitems") or base.lineitems,
+        lineitem=ags.get("lineitem") or base.lineitem,
+        scopes=tuple(ags.get("scope") or base.scopes),
+        memberships_url=nrps.get("context_memberships_url") or base.memberships_url,
+        people={**base.people, hub_name: person},
+        updated=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[None]:
+    """One writer of link.json at a time (the hub may record two launches at once)."""
+    with open(folder / ".link.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+def _write_atomically(path: Path, data: dict) -> None:
+    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
+    with open(partial, "w", encoding="utf-8") as sink:
+        json.dump(data, sink, indent=2, sort_keys=True)
+        sink.write("\n")
+        sink.flush()
+        os.fsync(sink.fileno())
+    partial.replace(path)
