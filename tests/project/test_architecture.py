@@ -31,6 +31,7 @@ LAYERS = (
     "grading",
     "report",
     "five",
+    "lms",
     "demo",
     "hub",
     "cli",
