@@ -63,6 +63,19 @@ class ToolKey:
             raise KeyFileError(f"{path} is not an RSA private key: delete it to make one")
         return cls(private_pem=pem, kid=jwk.thumbprint(), path=path)
 
+    @property
+    def public_pem(self) -> str:
+        from cryptography.hazmat.primitives import serialization
+
+        key = serialization.load_pem_private_key(self.private_pem.encode("ascii"), None)
+        return (
+            key.public_key()
+            .public_bytes(
+                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+            )
+            .decode("ascii")
+        )
+
     def public_jwk(self) -> dict:
         """The public half as a JWK, ready for a key set: RS256 signatures, kid the thumbprint."""
         from jwcrypto.jwk import JWK

@@ -2,17 +2,31 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from dataclasses import dataclass, fields
 from pathlib import Path
 
 REGISTRATION_FILE = "registration.json"
 DEFAULT_USERNAME_CLAIM = "sub"
+SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 
 
 def lms_folder(course_root: Path) -> Path:
     """Where a course keeps its LMS files."""
     return Path(course_root) / "lms"
+
+
+def hub_name(value: str) -> str:
+    """A JupyterHub-safe, stable name for an LMS id, which is also the student's gradebook id:
+    the id itself when it is already lowercase letters, digits, `.`, `_` and `-` (64 at most),
+    else a readable part of it and a hash of the whole (so two ids never share a name:
+    `Ann|42` -> `ann-42-<10 hex>`)."""
+    if SAFE_NAME.fullmatch(value):
+        return value
+    readable = re.sub(r"[^a-z0-9._-]+", "-", value.lower()).strip("-._")[:40] or "lms"
+    return f"{readable}-{hashlib.sha256(value.encode()).hexdigest()[:10]}"
 
 
 @dataclass(frozen=True)
