@@ -71,6 +71,9 @@ def course(tmp_path_factory) -> Path:
                     grade.auto_score, grade.needs_manual_grade = score, False
                 elif state != "pending":
                     grade.manual_score, grade.needs_manual_grade = score, False
+            if student == "alice":  # a late hand-in: nbgrader's own penalty, in its own row
+                (notebook,) = gradebook.find_submission(ASSIGNMENT, student).notebooks
+                notebook.late_submission_penalty = 2.0
             gradebook.db.commit()
     record = record_path(folder, ASSIGNMENT)
     record.parent.mkdir(parents=True)
@@ -86,7 +89,8 @@ def course(tmp_path_factory) -> Path:
 
 
 def totals(course: Path) -> dict[str, float]:
-    """Each submission's total as nbgrader computes it, checked against its grades' sum."""
+    """Each submission's score as `nbgrader export` gives it (its grades' sum less the late
+    penalty), the sum checked against the grades'."""
     from nbgrader.api import Gradebook
 
     out = {}
@@ -94,7 +98,8 @@ def totals(course: Path) -> dict[str, float]:
         for submission in gradebook.assignment_submissions(ASSIGNMENT):
             grades = [g for nb in submission.notebooks for g in nb.grades]
             assert submission.score == sum(g.score for g in grades)
-            out[submission.student.id] = submission.score
+            penalty = sum(nb.late_submission_penalty or 0 for nb in submission.notebooks)
+            out[submission.student.id] = max(0.0, submission.score - penalty)
     return out
 
 

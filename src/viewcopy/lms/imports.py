@@ -349,7 +349,8 @@ class Student:
     email: str | None = None
     lms_user_id: str | None = None
     score: float | None = None
-    """The gradebook's total; None without a graded hand-in."""
+    """The gradebook's total less any late penalty (`nbgrader export`'s score); None without a
+    graded hand-in."""
     pending: tuple[str, ...] = ()
     """The grade cells that wait for hand grading."""
     failed: str | None = None
@@ -414,7 +415,8 @@ def _student(gradebook, assignment: str, student) -> Student:
         for grade in notebook.grades
         if grade.needs_manual_grade
     )
-    return replace(found, score=float(submission.score), pending=pending)
+    penalty = float(submission.late_submission_penalty or 0)  # as `nbgrader export` takes it
+    return replace(found, score=max(0.0, float(submission.score) - penalty), pending=pending)
 
 
 @dataclass(frozen=True)
