@@ -28,15 +28,26 @@ c.JupyterHub.db_url = f"sqlite:///{STATE.folder / 'jupyterhub.sqlite'}"
 c.JupyterHub.cookie_secret_file = str(STATE.folder / "secrets" / "cookie_secret")
 c.JupyterHub.cleanup_servers = True  # Ctrl-C stops every server and service it started
 
-# [1] Who logs in: one shared password for the demo users (secrets/password). A real course puts
-# an OAuthenticator (GitHub, Google, its university's OIDC) or LTI 1.3 (ltiauthenticator) here.
-c.JupyterHub.authenticator_class = "shared-password"
-c.SharedPasswordAuthenticator.user_password = STATE.secret("password")
-c.Authenticator.allowed_users = {*STATE.students, *STATE.graders, *STATE.others}
-c.JupyterHub.load_groups = {
-    STUDENTS: {"users": list(STATE.students)},
-    GRADERS: {"users": list(STATE.graders)},
-}
+# [1] Who logs in. With the course's LMS registration (`viewcopy hub --lti`): LTI 1.3 launches
+# from the LMS (viewcopy.hub.lti_login). The LMS role decides the group at each launch (Learner:
+# students; Instructor or TeachingAssistant: graders), the hub name is the LMS's id (the
+# registration's username_claim), and each launch's AGS and NRPS endpoints are kept in the
+# course's lms/link.json. Without one: a shared password for the demo users (secrets/password).
+# A real course without an LMS puts an OAuthenticator (GitHub, Google, its university's OIDC) here.
+if STATE.lti:
+    from viewcopy.hub.lti_login import CourseLTI13Authenticator
+
+    c.JupyterHub.authenticator_class = CourseLTI13Authenticator
+    c.CourseLTI13Authenticator.lms_folder = str(STATE.lms)
+    c.CourseLTI13Authenticator.course_id = STATE.course_id
+else:
+    c.JupyterHub.authenticator_class = "shared-password"
+    c.SharedPasswordAuthenticator.user_password = STATE.secret("password")
+    c.Authenticator.allowed_users = {*STATE.students, *STATE.graders, *STATE.others}
+    c.JupyterHub.load_groups = {
+        STUDENTS: {"users": list(STATE.students)},
+        GRADERS: {"users": list(STATE.graders)},
+    }
 
 # [2] Where servers run: a process per user, as this user, in STATE/home/<name>. A real course
 # uses DockerSpawner or KubeSpawner with an image that has the package (pip install viewcopy).
@@ -114,7 +125,8 @@ c.JupyterHub.load_roles = [
         "services": ["course-admin"],
         "scopes": ["admin:users", "groups", "tokens"],
     },
-    {  # graders enrol students (nbgrader's `db student add` puts them in the student group)
+    {  # graders enrol students (nbgrader's `db student add` puts them in the student group);
+        # with LTI the launches keep the groups, and JupyterHub refuses changes through its API
         "name": "course-graders",
         "groups": [GRADERS],
         "scopes": [f"groups!group={STUDENTS}", "list:groups", "list:users", "read:users"],

@@ -2,6 +2,9 @@
 data, the demo users and their secrets; what `deploy/jupyterhub/jupyterhub_config.py` reads.
 
 Made once and kept (the hub's database, students' work, locks); ports are chosen at each start.
+With an LMS registration (`viewcopy hub --lti`) the hub's login is LTI 1.3: the course keeps the
+registration and its own key in its `lms/` folder, and the course lives in the state folder
+rather than in a user's home (a hub name is then whatever the LMS says).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, build_course, enrol, run_nbgrader
+from viewcopy.lms.keys import ToolKey
+from viewcopy.lms.registration import REGISTRATION_FILE, Registration, lms_folder
 from viewcopy.locking.store import init_data
 
 STUDENTS = ("alice", "bob")
@@ -40,6 +45,7 @@ class HubState:
     others: tuple[str, ...] = OTHERS
     course_id: str = COURSE_ID
     assignment: str = ASSIGNMENT
+    lti: bool = False  # the login: LTI 1.3 from the course's LMS, or the demo's shared password
 
     @property
     def url(self) -> str:
@@ -47,7 +53,17 @@ class HubState:
 
     @property
     def course_root(self) -> Path:
+        if self.lti:  # no hub user's home holds it: LMS ids name the users
+            return self.folder / "course" / self.course_id
         return self.home(self.graders[0]) / self.course_id
+
+    @property
+    def lms(self) -> Path:
+        """The course's LMS files: registration.json, tool_key.pem, link.json."""
+        return lms_folder(self.course_root)
+
+    def registration(self) -> Registration:
+        return Registration.read(self.lms / REGISTRATION_FILE)
 
     @property
     def exchange(self) -> Path:
@@ -100,14 +116,23 @@ def prepare(
     port: int,
     ports: Sequence[int],
     students: Sequence[str] = STUDENTS,
+    registration: Path | None = None,
 ) -> HubState:
     """The state folder made (or kept) for this start: secrets, exchange, lock data, and the
-    course built from `repo` and its assignment released, the first time."""
+    course built from `repo` and its assignment released, the first time.
+
+    With a `registration` file (or one the state already keeps) the login is LTI 1.3: the
+    registration is checked first (ValueError naming the file and field), kept in the course's
+    lms/ folder, and the course's key made there once; the students are whoever launches.
+    """
     folder = folder.resolve()
-    hub_port, proxy_api_port, lock_port = ports
-    state = HubState(
-        folder, port, hub_port, proxy_api_port, lock_port, find_proxy(), tuple(students)
-    )
+    at = (port, *ports)  # the hub's, its API's, the proxy API's and the lock service's
+    kept = HubState(folder, *at, PROXY, lti=True).lms / REGISTRATION_FILE
+    registered = Registration.read(registration or kept) if registration or kept.exists() else None
+    if registered is not None:  # the students and graders are whoever launches
+        state = HubState(folder, *at, find_proxy(), (), (), (), lti=True)
+    else:
+        state = HubState(folder, *at, find_proxy(), tuple(students))
     keep_secrets(folder / "secrets")
     state.exchange.mkdir(parents=True, exist_ok=True)
     state.exchange.chmod(0o1777)  # every user's server writes its submission here
@@ -124,8 +149,17 @@ def prepare(
             "--Exchange.path_includes_course=True",
             "--force",
         )
+    if registered is not None:
+        keep_registration(state.lms, registered)
     state.write()
     return state
+
+
+def keep_registration(folder: Path, registration: Registration) -> ToolKey:
+    """registration.json in the course's lms/ folder, and the course's key made there once."""
+    key = ToolKey.ensure(folder)
+    (folder / REGISTRATION_FILE).write_text(json.dumps(registration.as_dict(), indent=1) + "\n")
+    return key
 
 
 def keep_secrets(folder: Path) -> None:

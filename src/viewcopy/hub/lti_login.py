@@ -1,0 +1,258 @@
+"""The hub's LTI 1.3 login: students and graders launch from the course's LMS.
+
+jupyterhub-ltiauthenticator (1.6.3) does the launch as the standard says: the OIDC login with
+its state and nonce cookies, the id_token's signature against the platform's key set, its
+issuer, audience, expiry, age and nonce. What the course adds, from its `lms/` folder:
+
+- only the registration's deployment launches (ltiauthenticator reads no deployment id);
+- the hub name is the registration's `username_claim` (default `sub`: the LMS's stable id),
+  made JupyterHub-safe (`hub_name`);
+- the LMS role decides the group (`course_group`): a Learner is a student
+  (`nbgrader-<course>`), an Instructor or TeachingAssistant a grader (`formgrade-<course>`);
+  JupyterHub keeps the groups as each launch says (`manage_groups`); anyone else is refused;
+- every launch is recorded in `lms/link.json` (AGS and NRPS endpoints, the person);
+- the course's public key set is served at `/hub/lti13/jwks`, for the LMS's key set URL.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from functools import cached_property
+from pathlib import Path
+from urllib.parse import urlparse
+
+from jupyterhub.handlers import BaseHandler
+from jupyterhub.utils import url_path_join
+from ltiauthenticator.lti13.auth import LTI13Authenticator
+from ltiauthenticator.lti13.constants import LTI13_CUSTOM_CLAIM
+from ltiauthenticator.lti13.error import LoginError
+from ltiauthenticator.lti13.handlers import LTI13LoginInitHandler
+from tornado.web import HTTPError
+from traitlets import Unicode, default
+
+from viewcopy.lms.keys import ToolKey
+from viewcopy.lms.link import DEPLOYMENT_CLAIM, ROLES_CLAIM, CourseLink, LinkMismatch
+from viewcopy.lms.registration import REGISTRATION_FILE, Registration
+
+LIS = "http://purl.imsglobal.org/vocab/lis/v2/"
+CONTEXT_ROLE = LIS + "membership"
+INSTITUTION_ROLE = LIS + "institution/person"
+GRADER, STUDENT = "grader", "student"
+SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+KEY_SET_PATH = "lti13/jwks"
+OWN_ENDPOINTS = ("/lti13/oauth_login", "/lti13/oauth_callback", "/" + KEY_SET_PATH)
+
+
+def hub_name(value: str) -> str:
+    """A JupyterHub-safe, stable name for an LMS id: the id itself when it is already lowercase
+    letters, digits, `.`, `_` and `-` (64 at most), else a readable part of it and a hash of the
+    whole (so two ids never share a name: `Ann|42` -> `ann-42-<10 hex>`)."""
+    if SAFE_NAME.fullmatch(value):
+        return value
+    readable = re.sub(r"[^a-z0-9._-]+", "-", value.lower()).strip("-._")[:40] or "lms"
+    return f"{readable}-{hashlib.sha256(value.encode()).hexdigest()[:10]}"
+
+
+def _role(role: str, vocabulary: str) -> tuple[str, str] | None:
+    """(principal role, sub-role) of a role URI in `vocabulary` (`...#Learner` -> (Learner, ''),
+    `.../Instructor#TeachingAssistant` -> (Instructor, TeachingAssistant)); None outside it."""
+    if role.startswith(vocabulary + "#"):
+        return role[len(vocabulary) + 1 :], ""
+    if role.startswith(vocabulary + "/") and "#" in role:
+        principal, sub = role[len(vocabulary) + 1 :].split("#", 1)
+        return principal, sub
+    return None
+
+
+def course_group(roles: list[str]) -> str | None:
+    """GRADER, STUDENT or None (neither) for a launch's LTI roles.
+
+    The context (course) roles decide: an Instructor (or any of its sub-roles) or a
+    TeachingAssistant grades, else a Learner studies. A launch with no context role at all falls
+    back on the institution roles (Instructor grades; Student or Learner studies). A bare name
+    (`Learner`, as LTI 1.1 platforms still send) counts as a context role.
+    """
+    context, institution = [], []
+    for role in roles:
+        if "/" not in role and "#" not in role:
+            context.append((role, ""))
+        elif (found := _role(role, CONTEXT_ROLE)) is not None:
+            context.append(found)
+        elif (found := _role(role, INSTITUTION_ROLE)) is not None:
+            institution.append(found)
+    if context:
+        if any(p == "Instructor" or "TeachingAssistant" in (p, s) for p, s in context):
+            return GRADER
+        return STUDENT if any(p == "Learner" for p, _ in context) else None
+    if any(p in ("Instructor", "TeachingAssistant") for p, _ in institution):
+        return GRADER
+    return STUDENT if any(p in ("Student", "Learner") for p, _ in institution) else None
+
+
+def refused(status: int, sentence: str) -> HTTPError:
+    """An HTTP refusal whose sentence JupyterHub's error page shows as written."""
+    return HTTPError(status, "%s", sentence)
+
+
+class CourseLoginInitHandler(LTI13LoginInitHandler):
+    """ltiauthenticator's OIDC login initiation, refusing another platform, client or
+    deployment before the round trip, and with cookies that survive a cross-site launch."""
+
+    def post(self):
+        registration = self.authenticator.registration
+        asked = {
+            "iss": (self.get_argument("iss", ""), registration.issuer),
+            "client_id": (self.get_argument("client_id", ""), registration.client_id),
+            "lti_deployment_id": (
+                self.get_argument("lti_deployment_id", ""),
+                registration.deployment_id,
+            ),
+        }
+        for name, (given, registered) in asked.items():
+            if given and given != registered:
+                raise refused(
+                    400,
+                    f"this hub is registered with {registration.issuer} (client "
+                    f"{registration.client_id}, deployment {registration.deployment_id}); "
+                    f"a login with {name} {given!r} is not one of its launches",
+                )
+        super().post()
+
+    get = post  # the OIDC login may come as GET or POST (the base binds its own post)
+
+    def authorize_redirect(self, redirect_uri, login_hint, nonce, client_id, state, **hint):
+        """The platform's client id even when the login initiation leaves it out."""
+        client_id = client_id or self.authenticator.registration.client_id
+        super().authorize_redirect(redirect_uri, login_hint, nonce, client_id, state, **hint)
+
+    def get_state(self):
+        """ltiauthenticator takes the next URL from the target link URI; one that names this
+        login's own endpoints (as some LMS forms suggest) leads to the user's server instead
+        of a GET on the callback."""
+        target = urlparse(self.get_argument("target_link_uri", "")).path.rstrip("/")
+        if target.endswith(OWN_ENDPOINTS):
+            self.request.arguments.pop("target_link_uri", None)
+        return super().get_state()
+
+    def _set_oauth_cookie(self, key, value):
+        """Over https the state and nonce cookies are SameSite=None: the platform posts the
+        launch back from its own site, and browsers drop a Lax cookie on a cross-site POST."""
+        cross_site = {}
+        if self.authenticator.get_uri_scheme(self.request) == "https":
+            cross_site = {"samesite": "None", "secure": True}
+        self._set_cookie(key, value, expires_days=1, httponly=True, encrypted=True, **cross_site)
+
+
+class KeySetHandler(BaseHandler):
+    """The course's public key set: the LMS checks the tool's signed token requests with it."""
+
+    def get(self):
+        self.set_header("Content-Type", "application/json")
+        self.set_header("Cache-Control", "max-age=300")
+        self.write(json.dumps(self.authenticator.tool_key().jwks()))
+
+
+class CourseLTI13Authenticator(LTI13Authenticator):
+    """LTI 1.3 for one course: the registration, key and link in `lms_folder`."""
+
+    login_service = "your course's LMS"
+    login_handler = CourseLoginInitHandler
+
+    lms_folder = Unicode(
+        config=True,
+        help="The course's lms/ folder: registration.json, tool_key.pem, link.json.",
+    )
+    course_id = Unicode(config=True, help="The nbgrader course id (the groups' suffix).")
+
+    @default("manage_groups")
+    def _manage_groups(self):
+        return True  # the LMS role decides the group at every launch
+
+    @default("allow_all")
+    def _allow_all(self):
+        return True  # whoever the registered deployment launches with a course role
+
+    @default("issuer")
+    def _issuer(self):
+        return self.registration.issuer
+
+    @default("client_id")
+    def _client_id(self):
+        return {self.registration.client_id}
+
+    @default("authorize_url")
+    def _authorize_url(self):
+        return self.registration.authorize_url
+
+    @default("jwks_endpoint")
+    def _jwks_endpoint(self):
+        return self.registration.key_set_url
+
+    @default("username_key")
+    def _username_key(self):
+        return self.registration.username_claim
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        # a bad registration or key file stops the hub at its start, naming the file and field
+        self.tool_key()
+        self.log.info(
+            "LTI 1.3: launches from %s, client %s, deployment %s",
+            *(self.registration.issuer, self.registration.client_id),
+            self.registration.deployment_id,
+        )
+
+    @cached_property
+    def registration(self) -> Registration:
+        return Registration.read(Path(self.lms_folder) / REGISTRATION_FILE)
+
+    def tool_key(self) -> ToolKey:
+        return ToolKey.ensure(Path(self.lms_folder))
+
+    def get_handlers(self, app):
+        return [*super().get_handlers(app), (url_path_join("", KEY_SET_PATH), KeySetHandler)]
+
+    def get_username(self, token: dict) -> str:
+        """The hub name from the registration's claim; a launch without it is refused (no
+        silent fallback on another claim: a person keeps one name)."""
+        claim, claims = self.username_key, token
+        if claim.startswith("custom_"):
+            claim, claims = claim[len("custom_") :], token.get(LTI13_CUSTOM_CLAIM) or {}
+        value = claims.get(claim)
+        if not isinstance(value, str | int) or not str(value).strip():
+            raise LoginError(
+                f"the launch has no {self.username_key!r} claim to name the hub user: set "
+                f"username_claim in {Path(self.lms_folder) / REGISTRATION_FILE} to a claim "
+                "your LMS sends (sub always is)"
+            )
+        return hub_name(str(value).strip())
+
+    async def authenticate(self, handler, data=None):
+        """The hub user for a validated launch: its deployment checked, its group from its
+        roles, and the launch recorded in the course's link.json."""
+        data = data or {}
+        registered = self.registration.deployment_id
+        deployment = data.get(DEPLOYMENT_CLAIM)
+        if deployment != registered:
+            raise refused(
+                403,
+                f"this launch comes from deployment {deployment!r} of {data.get('iss')}; this "
+                f"hub is registered for deployment {registered!r} only",
+            )
+        name = self.get_username(data)
+        roles = [str(r) for r in data.get(ROLES_CLAIM) or []]
+        group = course_group(roles)
+        if group is None:
+            raise refused(
+                403,
+                f"your LMS roles ({', '.join(roles) or 'none'}) are neither a learner's nor an "
+                f"instructor's or teaching assistant's in this course: ask its instructor",
+            )
+        try:
+            CourseLink.record_launch(Path(self.lms_folder), data, name)
+        except LinkMismatch as other_course:
+            raise refused(403, str(other_course)) from None
+        prefix = "formgrade" if group == GRADER else "nbgrader"
+        return {"name": name, "groups": [f"{prefix}-{self.course_id}"], "auth_state": data}
