@@ -1,0 +1,395 @@
+"""Students and instructors launch from the LMS into the hub with LTI 1.3.
+
+A real LTI 1.3 platform (`support.lti_platform`, on lti1p3platform) runs on loopback, and
+`viewcopy hub --lti` starts on its registration; the tool is registered at the platform with the
+URLs the hub prints. In Chromium, a student and an instructor open the course's link in the LMS
+and land in their own JupyterLab, in their own group, on a student's or a grader's server; the
+launches are recorded in the course's lms/link.json; the lock service takes the student's notebook
+token and refuses the instructor's. Over plain HTTP: a teaching assistant is a grader, a role
+outside the course is refused, and forged launches (another key, another audience, expired, a
+replayed id_token, another deployment) are refused without logging anyone in.
+
+Slow: a hub (the course built and released) and two JupyterLab servers; about two minutes.
+"""
+
+from __future__ import annotations
+
+import html
+import importlib.util
+import json
+import re
+import signal
+import stat
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import psutil
+import pytest
+from support.chromium import require_chromium, unavailable
+from support.course_notebook import ROOT
+from support.lti_platform import (
+    INSTRUCTOR,
+    LEARNER,
+    ROLES,
+    TEACHING_ASSISTANT,
+    Member,
+    Platform,
+    require_lti,
+)
+from support.servers import free_port
+
+from viewcopy.course.assignment import COURSE_ID
+from viewcopy.lms.keys import ToolKey
+from viewcopy.lms.link import DEPLOYMENT_CLAIM, CourseLink
+from viewcopy.lms.registration import REGISTRATION_FILE
+
+pytestmark = [pytest.mark.lms, pytest.mark.hub, pytest.mark.browser, pytest.mark.course]
+
+require_lti()
+REQUIRED = "VIEWCOPY_REQUIRE_HUB"
+if importlib.util.find_spec("jupyterhub") is None:
+    unavailable("jupyterhub is not installed (scripts/setup.sh installs it)", REQUIRED)
+try:
+    from viewcopy.hub.state import HubState, find_proxy
+
+    find_proxy()
+except FileNotFoundError as missing:
+    unavailable(str(missing), REQUIRED)
+require_chromium(REQUIRED)
+
+import requests  # noqa: E402
+from playwright.sync_api import expect  # noqa: E402
+from support.browser_lab import launch_chromium  # noqa: E402 (after the checks: playwright)
+
+from viewcopy.hub.lti_login import hub_name  # noqa: E402 (needs jupyterhub)
+
+STUDENTS, GRADERS = f"nbgrader-{COURSE_ID}", f"formgrade-{COURSE_ID}"
+# LMS ids as LMSs make them: the student's is already a safe hub name, the instructor's is not
+STUDENT = Member("5f2b9c1e-7d4a-4e4b-9a51-0c3c2f1d6a10", "Ada Student", "ada@uni.example")
+TEACHER = Member("Staff|42", "Grace Instructor", "grace@uni.example", (INSTRUCTOR,))
+ASSISTANT = Member("ta-7", "Alan Assistant", "alan@uni.example", (TEACHING_ASSISTANT,))
+MENTOR = Member("mentor-3", "Max Mentor", "max@uni.example", (f"{ROLES}Mentor",))
+MALLORY = Member("mallory-9", "Mallory Learner", "mallory@uni.example", (LEARNER,))
+LOGIN, CALLBACK, KEY_SET = "lti13/oauth_login", "lti13/oauth_callback", "lti13/jwks"
+SCOPES = ("lti-ags/scope/lineitem", "lti-ags/scope/score", "lti-nrps/scope/contextmembership")
+
+
+@dataclass
+class Hub:
+    """`viewcopy hub --lti` running: its process, what it printed, its state."""
+
+    process: subprocess.Popen
+    said: list[str] = field(default_factory=list)
+    state: HubState | None = None
+
+    @property
+    def url(self) -> str:
+        return self.state.url
+
+    def output(self) -> str:
+        return "\n".join(self.said)
+
+    def printed(self, label: str) -> str:
+        """The value the welcome prints after `label:`."""
+        line = next(line for line in self.said if line.strip().startswith(f"{label}:"))
+        return line.split(":", 1)[1].split()[0]
+
+    def user(self, name: str) -> dict | None:
+        """The hub's model of a user (the course-admin token), None if there is none."""
+        answer = requests.get(
+            f"{self.url}/hub/api/users/{name}",
+            headers={"Authorization": f"token {self.state.secret('admin_token')}"},
+            timeout=30,
+        )
+        if answer.status_code == 404:
+            return None
+        answer.raise_for_status()
+        return answer.json()
+
+
+def keep_reading(process: subprocess.Popen, said: list[str]) -> None:
+    for line in process.stdout:
+        said.append(line.rstrip("\n"))
+
+
+@pytest.fixture(scope="module")
+def platform(tmp_path_factory):
+    running = Platform.start(tmp_path_factory.mktemp("platform"))
+    running.enrol([STUDENT, TEACHER, ASSISTANT, MENTOR, MALLORY])
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def hub(tmp_path_factory, platform):
+    """`viewcopy hub --lti` on the platform's registration, once it says what to give the LMS;
+    the tool then registered at the platform with those values."""
+    folder = tmp_path_factory.mktemp("hub")
+    registration = folder / "from-the-lms.json"
+    registration.write_text(json.dumps(platform.registration()))
+    command = [
+        str(Path(sys.executable).parent / "viewcopy"),
+        *("hub", "--lti", str(registration), "--repo", str(ROOT)),
+        *("--state", str(folder / "state"), "--port", str(free_port())),
+    ]
+    process = subprocess.Popen(
+        command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+    running = Hub(process)
+    threading.Thread(target=keep_reading, args=(process, running.said), daemon=True).start()
+    deadline = time.monotonic() + 600  # the first start builds the course and releases it
+    while not any("Ctrl-C stops" in line for line in running.said):
+        if process.poll() is not None or time.monotonic() > deadline:
+            process.kill()
+            pytest.fail(f"viewcopy hub --lti did not start:\n{running.output()}")
+        time.sleep(0.5)
+    running.state = HubState.read(folder / "state")
+    platform.register_tool(
+        login_url=running.printed("login URL (OIDC initiation)"),
+        launch_url=running.printed("target link URI"),
+        redirect_uris=[running.printed("redirect URL")],
+        key_set_url=running.printed("key set URL"),
+    )
+    yield running
+    process.send_signal(signal.SIGINT)
+    try:
+        assert process.wait(timeout=120) == 0, running.output()
+    except subprocess.TimeoutExpired:
+        process.kill()
+        raise
+    assert "hub stopped, nothing left running" in running.output()
+
+
+@pytest.fixture(scope="module")
+def browser(request):
+    return launch_chromium(request, timeout_ms=120_000)
+
+
+@pytest.fixture(scope="module")
+def launched(browser, platform, hub):
+    """The student and the instructor, each having opened the course's link in the LMS: their
+    pages, open in their own JupyterLab."""
+    pages = {}
+    for member in (STUDENT, TEACHER):
+        page = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+        page.goto(platform.launch_url(member.user_id))
+        name = hub_name(member.user_id)
+        page.wait_for_url(re.compile(rf"{re.escape(hub.url)}/user/{name}/lab"), timeout=300_000)
+        expect(page.locator("#jp-main-dock-panel")).to_be_visible()
+        pages[member.user_id] = page
+    yield pages
+    for page in pages.values():
+        page.context.close()
+
+
+def test_the_hub_says_what_to_give_the_lms(hub, platform):
+    base = f"{hub.url}/hub"
+    assert hub.printed("login URL (OIDC initiation)") == f"{base}/{LOGIN}"
+    assert hub.printed("redirect URL") == f"{base}/{CALLBACK}"
+    assert hub.printed("key set URL") == f"{base}/{KEY_SET}"
+    assert hub.printed("target link URI") == base
+    scopes = next(line for line in hub.said if "scopes:" in line)
+    assert all(f"https://purl.imsglobal.org/spec/{scope}" in scopes for scope in SCOPES), scopes
+    assert "password" not in hub.output()
+    # the registration is kept in the course's lms/ folder, with the course's own key
+    kept = json.loads((hub.state.lms / REGISTRATION_FILE).read_text())
+    assert kept == {**platform.registration(), "username_claim": "sub"}
+    key = ToolKey.ensure(hub.state.lms)
+    assert stat.S_IMODE(key.path.stat().st_mode) == 0o600
+    assert f"(key id {key.kid})" in hub.output()
+    served = requests.get(f"{base}/{KEY_SET}", timeout=30)
+    assert served.headers["content-type"].startswith("application/json")
+    assert served.json() == key.jwks()
+    assert "d" not in served.json()["keys"][0]  # the public half only
+
+
+def test_a_launch_lands_each_in_their_own_lab_in_their_group(hub, launched):
+    student, teacher = hub_name(STUDENT.user_id), hub_name(TEACHER.user_id)
+    assert student == STUDENT.user_id and re.fullmatch(r"staff-42-[0-9a-f]{10}", teacher)
+    assert hub.user(student)["groups"] == [STUDENTS]
+    assert hub.user(teacher)["groups"] == [GRADERS]
+    # a student's server: no formgrader, not framable; a grader's: formgrader, in Lab's frame
+    page = launched[STUDENT.user_id]
+    assert page.request.get(f"{hub.url}/user/{student}/formgrader").status == 404
+    lab = page.request.get(f"{hub.url}/user/{student}/lab")
+    assert lab.headers["content-security-policy"].startswith("frame-ancestors 'none'")
+    page = launched[TEACHER.user_id]
+    assert page.request.get(f"{hub.url}/user/{teacher}/formgrader").status == 200
+    lab = page.request.get(f"{hub.url}/user/{teacher}/lab")
+    assert lab.headers["content-security-policy"].startswith("frame-ancestors 'self'")
+    # neither reaches the other's server
+    assert page.request.get(f"{hub.url}/user/{student}/api/status").status == 403
+
+
+def test_each_launch_is_recorded_in_the_courses_link(hub, platform, launched):
+    link = CourseLink.read(hub.state.lms)
+    assert link.issuer == platform.issuer and link.deployment_id == platform.deployment_id
+    assert link.context_id == platform.context_id
+    assert link.lineitems == platform.lineitems_url
+    assert link.memberships_url == platform.memberships_url
+    assert "https://purl.imsglobal.org/spec/lti-ags/scope/score" in link.scopes
+    for member in (STUDENT, TEACHER):
+        person = link.person(hub_name(member.user_id))
+        assert (person.sub, person.name, person.email) == (
+            member.user_id,
+            member.name,
+            member.email,
+        )
+        assert person.roles == member.roles
+
+
+def server_token(name: str) -> str:
+    """The hub token of `name`'s JupyterLab server: what its notebooks send the lock service."""
+    for process in psutil.process_iter(["cmdline"]):
+        if any("jupyterhub-singleuser" in part for part in process.info["cmdline"] or ()):
+            environment = process.environ()
+            if environment.get("JUPYTERHUB_USER") == name:
+                return environment["JUPYTERHUB_API_TOKEN"]
+    raise AssertionError(f"no JupyterLab server of {name} is running")
+
+
+def lock(hub: Hub, token: str) -> tuple[int, str]:
+    answer = requests.post(
+        f"{hub.url}/services/viewcopy-lock/v1/lock",
+        json={"assignment": "lti-launch", "fingerprint": "a" * 64},
+        headers={"Authorization": f"token {token}"},
+        timeout=30,
+    )
+    return answer.status_code, answer.text
+
+
+def test_the_lock_service_takes_a_launched_student_and_refuses_the_instructor(hub, launched):
+    student, teacher = hub_name(STUDENT.user_id), hub_name(TEACHER.user_id)
+    status, said = lock(hub, server_token(student))
+    assert status == 200, said
+    status, said = lock(hub, server_token(teacher))
+    assert status == 403 and f"{teacher} is not a student of this course" in said, said
+
+
+# --- over plain HTTP: the launch as the browser makes it, and forgeries ------------------------
+
+
+def launch_form(session: requests.Session, platform: Platform, member: Member) -> dict:
+    """Open the course's link in the LMS as `member`, as far as the platform's signed launch:
+    the form's action, id_token and state."""
+    page = session.get(platform.launch_url(member.user_id), timeout=30)
+    assert page.status_code == 200, page.text
+    found = dict(re.findall(r'name="(id_token|state)" value="([^"]*)"', page.text))
+    action = re.search(r'action="([^"]*)"', page.text).group(1)
+    return {"action": html.unescape(action), **{k: html.unescape(v) for k, v in found.items()}}
+
+
+def fresh_login(session: requests.Session, hub: Hub, platform: Platform, **asked) -> dict:
+    """A login initiation at the hub, stopped at its redirect to the platform: the state and
+    nonce the hub expects back (its cookies are in `session`)."""
+    query = {
+        "iss": platform.issuer,
+        "login_hint": MALLORY.user_id,
+        "target_link_uri": f"{hub.url}/hub",
+        "lti_message_hint": "resource-m01-02",
+        "client_id": platform.client_id,
+        "lti_deployment_id": platform.deployment_id,
+        **asked,
+    }
+    answer = session.get(f"{hub.url}/hub/{LOGIN}", params=query, allow_redirects=False)
+    if answer.status_code != 302:
+        return {"status": answer.status_code, "text": answer.text}
+    sent = dict(urllib.parse.parse_qsl(urllib.parse.urlsplit(answer.headers["location"]).query))
+    assert answer.headers["location"].startswith(f"{platform.url}/authorize?")
+    return {"status": 302, "state": sent["state"], "nonce": sent["nonce"]}
+
+
+def post_launch(session: requests.Session, hub: Hub, id_token: str, state: str):
+    return session.post(
+        f"{hub.url}/hub/{CALLBACK}",
+        data={"id_token": id_token, "state": state},
+        allow_redirects=False,
+        timeout=30,
+    )
+
+
+def logged_in(session: requests.Session) -> bool:
+    return "jupyterhub-hub-login" in session.cookies
+
+
+def test_a_teaching_assistant_grades_and_a_mentor_is_refused(hub, platform):
+    for member, status, group in ((ASSISTANT, 302, GRADERS), (MENTOR, 403, None)):
+        session = requests.Session()
+        form = launch_form(session, platform, member)
+        assert form["action"] == f"{hub.url}/hub/{CALLBACK}"
+        answer = post_launch(session, hub, form["id_token"], form["state"])
+        assert answer.status_code == status, answer.text
+        if group is None:
+            assert "neither a learner" in html.unescape(answer.text)
+            assert hub.user(hub_name(member.user_id)) is None and not logged_in(session)
+        else:
+            assert hub.user(hub_name(member.user_id))["groups"] == [group]
+            assert logged_in(session)
+
+
+def test_forged_and_replayed_launches_are_refused(hub, platform):
+    # The harness itself: a launch the platform signs, for the nonce of a fresh login, is taken.
+    session = requests.Session()
+    login = fresh_login(session, hub, platform)
+    honest = platform.id_token(STUDENT.user_id, login["nonce"])
+    assert post_launch(session, hub, honest, login["state"]).status_code == 302
+    assert logged_in(session)
+
+    # The same id_token again, with a fresh login's state: its nonce is not this login's.
+    session = requests.Session()
+    login = fresh_login(session, hub, platform)
+    replayed = post_launch(session, hub, honest, login["state"])
+    assert replayed.status_code == 400 and "nonce mismatch" in replayed.text
+    assert not logged_in(session)
+
+    # Forged for Mallory, who never launched: each must leave no user and no login.
+    forgeries = {
+        "another key": ({"key": platform.other_key()}, 400, "Signature verification failed"),
+        "another audience": ({"audience": "another-tool"}, 401, "audience"),
+        "expired": ({"expires_in": -60}, 400, "Signature has expired"),
+        "another deployment": ({DEPLOYMENT_CLAIM: "deployment-other"}, 403, "deployment"),
+    }
+    for forgery, (how, status, why) in forgeries.items():
+        session = requests.Session()
+        login = fresh_login(session, hub, platform)
+        forged = platform.id_token(MALLORY.user_id, login["nonce"], **how)
+        answer = post_launch(session, hub, forged, login["state"])
+        said = html.unescape(answer.text).lower()
+        assert (answer.status_code, why.lower() in said) == (status, True), (
+            forgery,
+            answer.status_code,
+            answer.text[-2000:],
+        )
+        assert not logged_in(session), forgery
+    assert hub.user(hub_name(MALLORY.user_id)) is None
+
+    # A login initiated from another platform, or for another deployment, goes no further.
+    for asked in ({"iss": "https://lms.elsewhere.example"}, {"lti_deployment_id": "other"}):
+        refused = fresh_login(requests.Session(), hub, platform, **asked)
+        assert refused["status"] == 400 and "is not one of its launches" in refused["text"]
+
+
+def test_a_bad_registration_is_one_error_naming_the_field_and_the_file(tmp_path, platform):
+    viewcopy = str(Path(sys.executable).parent / "viewcopy")
+    bad = tmp_path / "registration.json"
+    bad.write_text(json.dumps({**platform.registration(), "client_id": ""}))
+    missing = tmp_path / "nowhere.json"
+    for registration, expected in ((bad, "client_id must be"), (missing, "does not exist")):
+        run = subprocess.run(
+            [viewcopy, "hub", "--lti", str(registration), "--state", str(tmp_path / "state")]
+            + ["--port", str(free_port())],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        lines = run.stderr.strip().splitlines()
+        assert run.returncode == 2 and len(lines) == 1, run.stderr
+        assert lines[0].startswith("viewcopy hub: error: ") and str(registration) in lines[0]
+        assert expected in lines[0], lines[0]
+    assert not (tmp_path / "state").exists()  # refused before anything was made
