@@ -3,6 +3,7 @@
 The top level is the stable surface that released notebooks and deployed course configurations
 name; the code lives in the layers below it (see ARCHITECTURE.md). Each name is imported from its
 home the first time it is used, so `import viewcopy` loads no torch, pandas or matplotlib.
+`viewcopy.__version__` is the installed package's version (pyproject.toml's; CHANGELOG.md).
 """
 
 from __future__ import annotations
@@ -28,6 +29,10 @@ __all__ = ["checks", *HOMES]
 
 
 def __getattr__(name: str):
+    if name == "__version__":  # read from the package's metadata when asked (engine.version)
+        from viewcopy.engine.version import package_version
+
+        return package_version()
     if name == "checks":
         return importlib.import_module("viewcopy.checks")
     if name not in HOMES:
@@ -38,4 +43,4 @@ def __getattr__(name: str):
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+    return sorted({*globals(), *__all__, "__version__"})

@@ -33,6 +33,20 @@ NEXT_COLUMNS = (
 """What `viewcopy next` shows of each op, except as JSON (every field)."""
 
 
+class _PrintVersion(argparse.Action):
+    """`viewcopy --version`: the package's version, read only when asked (engine.version)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, **kwargs):
+        kwargs.setdefault("help", "print the package's version (CHANGELOG.md) and exit")
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from viewcopy.engine.version import package_version
+
+        print(f"viewcopy {package_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="viewcopy",
@@ -40,6 +54,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Each command's flags: viewcopy COMMAND --help. What to do next, after `viewcopy "
         "demo`: docs/instructors.md; every command and setting: docs/reference.md.",
     )
+    parser.add_argument("--version", action=_PrintVersion)
     commands = parser.add_subparsers(dest="command", required=True)
 
     key = commands.add_parser("key", help="the measured table of the twenty, on x and variants")
