@@ -46,6 +46,8 @@ STABLE = {
     "viewcopy.trusted": "viewcopy.plugins.trusted",
 }
 """Top-level paths that released notebooks, gradebooks and deployed nbgrader_config.py name."""
+DEPRECATED = {"viewcopy.feedback", "viewcopy.output_cap", "viewcopy.restore", "viewcopy.trusted"}
+"""The stable paths of 0.1.0's config: they warn, naming viewcopy.plugins, until 1.0.0."""
 DEEP_PATHS_CONFIG = ROOT / "tests" / "data" / "release_70cf16b" / "nbgrader_config.py"
 """A config deployed before `viewcopy.plugins` exported the plug-ins: it names their modules."""
 
@@ -123,7 +125,17 @@ def test_the_checker_sees_a_wrong_way_import(tmp_path):
 def test_stable_paths_are_the_layers_own_objects(stable, home):
     surface, module = importlib.import_module(stable), importlib.import_module(home)
     public = [n for n in dir(surface) if not n.startswith("_")]
-    assert public and all(getattr(surface, n) is getattr(module, n) for n in public)
+    if stable in DEPRECATED:
+        with pytest.warns(DeprecationWarning) as warned:
+            found = {n: getattr(surface, n) for n in public}
+        for name, warning in zip(public, warned, strict=True):
+            assert str(warning.message) == (
+                f"{stable} is deprecated and goes in viewcopy 1.0.0: import {name} from "
+                f"viewcopy.plugins instead (from viewcopy.plugins import {name})"
+            )
+    else:
+        found = {n: getattr(surface, n) for n in public}
+    assert public and all(found[n] is getattr(module, n) for n in public)
 
 
 def course_config(path: Path) -> Config:
@@ -135,10 +147,14 @@ def course_config(path: Path) -> Config:
 
 
 def test_the_config_deployed_at_0_1_0_loads_the_same_plug_ins_as_todays():
-    deployed, today = (
-        course_config(RELEASE_0_1_0 / "nbgrader_config.py"),
-        course_config(ROOT / "nbgrader_config.py"),
-    )
+    config = RELEASE_0_1_0 / "nbgrader_config.py"
+    with pytest.warns(DeprecationWarning) as warned:
+        deployed = course_config(config)
+    today = course_config(ROOT / "nbgrader_config.py")
+    # every deprecated path it names warns at the config's own line, naming the replacement
+    assert {str(w.message).split(" is deprecated")[0] for w in warned} == DEPRECATED
+    assert all(w.filename == str(config) for w in warned)
+    assert all("from viewcopy.plugins import" in str(w.message) for w in warned)
     added = {  # since 0.1.0
         KeepHandedInLock,
         PlaceHandedInLock,

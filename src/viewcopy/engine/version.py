@@ -24,3 +24,33 @@ def package_version() -> str:
         return version(DISTRIBUTION)
     except PackageNotFoundError:
         return UNKNOWN
+
+
+REMOVED_IN = "1.0.0"
+"""The next major version: the deprecated stable paths (`viewcopy.feedback`, `viewcopy.output_cap`,
+`viewcopy.restore`, `viewcopy.trusted`) go in it, and keep loading until then."""
+
+
+def deprecated_path(path: str, names: list[str], replacement: str = "viewcopy.plugins"):
+    """A deprecated module's `__getattr__` and `__dir__`: each of `names` taken from `path` warns
+    (a DeprecationWarning naming `replacement`, at the line that imports it, every time a config
+    naming it loads) and is `replacement`'s own object."""
+    import importlib
+
+    def __getattr__(name: str):
+        if name not in names:
+            raise AttributeError(f"module {path!r} has no attribute {name!r}")
+        import warnings
+
+        warnings.warn(
+            f"{path} is deprecated and goes in viewcopy {REMOVED_IN}: import {name} from "
+            f"{replacement} instead (from {replacement} import {name})",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return getattr(importlib.import_module(replacement), name)
+
+    def __dir__() -> list[str]:
+        return sorted(names)
+
+    return __getattr__, __dir__
