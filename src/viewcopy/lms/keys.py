@@ -25,6 +25,7 @@ class ToolKey:
     private_pem: str
     kid: str
     path: Path
+    public_pem: str
 
     @classmethod
     def ensure(cls, folder: Path) -> ToolKey:
@@ -61,26 +62,14 @@ class ToolKey:
             ) from None
         if not jwk.has_private or jwk.get("kty") != "RSA":
             raise KeyFileError(f"{path} is not an RSA private key: delete it to make one")
-        return cls(private_pem=pem, kid=jwk.thumbprint(), path=path)
-
-    @property
-    def public_pem(self) -> str:
-        from cryptography.hazmat.primitives import serialization
-
-        key = serialization.load_pem_private_key(self.private_pem.encode("ascii"), None)
-        return (
-            key.public_key()
-            .public_bytes(
-                serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
-            )
-            .decode("ascii")
-        )
+        public = jwk.export_to_pem(private_key=False).decode("ascii")
+        return cls(private_pem=pem, kid=jwk.thumbprint(), path=path, public_pem=public)
 
     def public_jwk(self) -> dict:
         """The public half as a JWK, ready for a key set: RS256 signatures, kid the thumbprint."""
         from jwcrypto.jwk import JWK
 
-        public = json.loads(JWK.from_pem(self.private_pem.encode("ascii")).export_public())
+        public = json.loads(JWK.from_pem(self.public_pem.encode("ascii")).export_public())
         return {**public, "kid": self.kid, "alg": "RS256", "use": "sig"}
 
     def jwks(self) -> dict:
