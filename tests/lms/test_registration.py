@@ -4,6 +4,7 @@ private key signs), link.json merged from launches, and the push journal read ba
 
 from __future__ import annotations
 
+import argparse
 import base64
 import hashlib
 import json
@@ -14,6 +15,7 @@ import stat
 import jwt
 import pytest
 
+from viewcopy.lms.commands import add_lms_parser, run_lms
 from viewcopy.lms.journal import Journal, now_stamp
 from viewcopy.lms.keys import KEY_FILE, KeyFileError, ToolKey
 from viewcopy.lms.link import (
@@ -231,3 +233,28 @@ def test_the_journal_keeps_what_was_sent_and_drops_a_line_torn_by_a_crash(tmp_pa
 def test_a_stamp_is_always_later_than_the_one_it_follows():
     future = "2999-01-01T00:00:00.000000+00:00"
     assert now_stamp(after=future) == "2999-01-01T00:00:00.000001+00:00"
+
+
+def test_lms_keys_prints_what_to_give_the_lms(tmp_path):
+    parser = argparse.ArgumentParser()
+    add_lms_parser(parser.add_subparsers(dest="command"))
+    args = ["lms", "keys", "--course", str(tmp_path), "--hub", "https://hub.uni.example/hub/"]
+    said = run_lms(parser.parse_args(args))
+    key = ToolKey.ensure(lms_folder(tmp_path))
+    for line in (
+        "login URL (OIDC login initiation): https://hub.uni.example/hub/lti13/oauth_login",
+        "redirect URL (launch, target link URI): https://hub.uni.example/hub/lti13/oauth_callback",
+        "key set URL (public JWK set): https://hub.uni.example/hub/lti13/jwks",
+        "    " + json.dumps(key.public_jwk(), sort_keys=True),
+        "    https://purl.imsglobal.org/spec/lti-ags/scope/score",
+        "    https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly",
+    ):
+        assert line in said.splitlines() or f"  {line}" in said.splitlines()
+    assert (
+        f"Then write what the LMS gives back in {lms_folder(tmp_path) / 'registration.json'}"
+        in said
+    )
+    write(lms_folder(tmp_path), {**GOOD, "username_claim": "email"})
+    said = run_lms(parser.parse_args(args))
+    assert "client abc123, deployment 1:dep, hub names from the 'email' claim" in said
+    assert ToolKey.ensure(lms_folder(tmp_path)).kid == key.kid

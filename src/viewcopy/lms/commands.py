@@ -1,0 +1,133 @@
+"""`viewcopy lms`: the values to give the LMS (`keys`), the roster from it (`roster`), the scores
+to it (`push`). cli.py adds the parser (`add_lms_parser`) and runs `run_lms`; every failure is an
+`LmsError` whose message says what to do."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from viewcopy.course.assignment import ASSIGNMENT
+from viewcopy.lms.connection import LmsError
+from viewcopy.lms.registration import REGISTRATION_FILE, Registration, lms_folder
+
+SCOPES = (
+    "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
+    "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly",
+    "https://purl.imsglobal.org/spec/lti-ags/scope/score",
+    "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly",
+)
+"""The LTI Advantage scopes the tool asks for: line items, results, scores, the roster."""
+HUB_PATHS = {
+    "login URL (OIDC login initiation)": "hub/lti13/oauth_login",
+    "redirect URL (launch, target link URI)": "hub/lti13/oauth_callback",
+    "key set URL (public JWK set)": "hub/lti13/jwks",
+}
+
+
+class PushIncomplete(LmsError):
+    """Some scores were refused by the LMS: the summary names them."""
+
+
+def add_lms_parser(subparsers) -> argparse._SubParsersAction:
+    """Add `lms` and its actions to the `viewcopy` command's subparsers; returns the actions'
+    subparsers (cli.py adds `csv` there)."""
+    lms = subparsers.add_parser(
+        "lms",
+        help="the course's LMS over LTI 1.3: the values to register, the roster, grades back",
+    )
+    actions = lms.add_subparsers(dest="action", required=True)
+    keys = actions.add_parser(
+        "keys", help="the values to give the LMS when registering the tool (the key made once)"
+    )
+    keys.add_argument("--course", default=".", help="the nbgrader course folder")
+    keys.add_argument(
+        "--hub",
+        metavar="URL",
+        help="the hub's public URL: also print its login, redirect and key set URLs",
+    )
+    roster = actions.add_parser(
+        "roster", help="enrol the LMS's learners (NRPS) in the gradebook; dropped ones kept"
+    )
+    roster.add_argument("--course", default=".", help="the nbgrader course folder")
+    push = actions.add_parser(
+        "push", help="every student's score to the assignment's line item in the LMS (AGS)"
+    )
+    push.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+    push.add_argument("--course", default=".", help="the graded nbgrader course folder")
+    return actions
+
+
+def run_lms(args: argparse.Namespace) -> str:
+    """Run one `viewcopy lms` action; LmsError, with what to do, when it cannot."""
+    from viewcopy.lms.keys import KeyFileError
+    from viewcopy.lms.link import LinkMismatch, NotLinked
+    from viewcopy.lms.scores import NoAssignment
+
+    try:
+        return ACTIONS[args.action](args)
+    except (NotLinked, NoAssignment, KeyFileError, LinkMismatch) as exc:
+        raise LmsError(str(exc)) from None
+
+
+def run_keys(args: argparse.Namespace) -> str:
+    from viewcopy.lms.keys import ToolKey
+
+    course = Path(args.course)
+    folder = lms_folder(course)
+    key = ToolKey.ensure(folder)
+    lines = [
+        f"the course's tool key: {key.path} (kid {key.kid}; made once, mode 0600)",
+        "",
+        "Give the LMS, when registering the tool (LTI 1.3, LTI Advantage):",
+    ]
+    if args.hub:
+        base = args.hub.rstrip("/").removesuffix("/hub")
+        lines += [f"  {what}: {base}/{path}" for what, path in HUB_PATHS.items()]
+    lines += [
+        "  public key (JWK, if the LMS takes a key rather than a key set URL):",
+        "    " + json.dumps(key.public_jwk(), sort_keys=True),
+        "  services and their scopes: Assignment and Grade Services, Names and Role "
+        "Provisioning Services:",
+        *(f"    {scope}" for scope in SCOPES),
+        "",
+        _registration_line(folder),
+    ]
+    return "\n".join(lines)
+
+
+def _registration_line(folder: Path) -> str:
+    path = folder / REGISTRATION_FILE
+    if not path.is_file():
+        return (
+            f"Then write what the LMS gives back in {path}: issuer, client_id, deployment_id, "
+            "key_set_url, authorize_url, token_url (and username_claim, default sub)."
+        )
+    try:
+        registration = Registration.read(path)
+    except ValueError as exc:
+        return f"{path} needs fixing: {exc}"
+    return (
+        f"{path}: issuer {registration.issuer}, client {registration.client_id}, deployment "
+        f"{registration.deployment_id}, hub names from the {registration.username_claim!r} claim"
+    )
+
+
+def run_roster(args: argparse.Namespace) -> str:
+    from viewcopy.lms.roster import roster
+
+    return roster(Path(args.course)).summary()
+
+
+def run_push(args: argparse.Namespace) -> str:
+    from viewcopy.lms.push import push
+
+    done = push(Path(args.course), args.assignment)
+    if not done.complete:
+        raise PushIncomplete(done.summary())
+    return done.summary()
+
+
+ACTIONS = {"keys": run_keys, "roster": run_roster, "push": run_push}
+"""Each action's runner (cli.py adds `csv`, helper 3's import files, here or beside it)."""

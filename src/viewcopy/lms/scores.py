@@ -1,0 +1,107 @@
+"""Each student's score for an assignment, read from the course's nbgrader gradebook, as AGS
+says it: `scoreGiven` the gradebook's total (less the late penalty, as `nbgrader export`),
+`scoreMaximum` the assignment's maximum, `gradingProgress` PendingManual while any cell awaits
+hand grading (answers 21-25) and FullyGraded after, `activityProgress` from the hand-in.
+
+A hand-in whose last grading failed (`viewcopy grade`'s record) gets no scoreGiven: its
+gradingProgress is Failed, and the push names it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from viewcopy.course.assignment import gradebook_to_read, submission_folder
+from viewcopy.grading.record import FAILED, read_record, record_path
+
+# AGS activityProgress and gradingProgress
+INITIALIZED, SUBMITTED, COMPLETED = "Initialized", "Submitted", "Completed"
+NOT_READY, PENDING, PENDING_MANUAL = "NotReady", "Pending", "PendingManual"
+FULLY_GRADED, GRADING_FAILED = "FullyGraded", "Failed"
+
+
+class NoAssignment(ValueError):
+    """The gradebook does not know the assignment."""
+
+
+@dataclass(frozen=True)
+class StudentScore:
+    """One enrolled student's standing on the assignment, as the gradebook and the grading record
+    have it; `failure` is the record's reason when the last grading of the hand-in failed."""
+
+    student_id: str
+    activity: str
+    grading: str
+    maximum: float
+    score: float | None = None
+    submitted_at: str | None = None
+    failure: str = ""
+
+    def payload(self) -> dict:
+        """The AGS score's fields, less userId and timestamp (the push adds them)."""
+        body: dict = {"activityProgress": self.activity, "gradingProgress": self.grading}
+        if self.score is not None:
+            body.update(scoreGiven=self.score, scoreMaximum=self.maximum)
+        if self.submitted_at is not None:
+            body["submission"] = {"submittedAt": self.submitted_at}
+        return body
+
+
+def assignment_scores(course: Path, assignment: str) -> tuple[float, list[StudentScore]]:
+    """The assignment's maximum score and every enrolled student's score, by student id."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    course = Path(course)
+    record = read_record(record_path(course, assignment))
+    with gradebook_to_read(course) as url:
+        if url is None:
+            raise NoAssignment(f"{course} has no gradebook: grade the hand-ins first")
+        with Gradebook(url, course_id="") as gradebook:
+            try:
+                maximum = float(gradebook.find_assignment(assignment).max_score)
+            except MissingEntry:
+                raise NoAssignment(
+                    f"the gradebook of {course} has no assignment {assignment!r}: run "
+                    f"`nbgrader generate_assignment {assignment}` and grade the hand-ins first"
+                ) from None
+            out = []
+            for student in sorted(gradebook.students, key=lambda s: s.id):
+                try:
+                    submission = gradebook.find_submission(assignment, student.id)
+                except MissingEntry:
+                    submission = None
+                outcome = record.get(student.id)
+                failed = outcome is not None and outcome.status == FAILED
+                failure = (outcome.reason or "grading failed") if failed else ""
+                out.append(_score(course, assignment, student.id, maximum, submission, failure))
+    return maximum, out
+
+
+def _score(course, assignment, student_id, maximum, submission, failure) -> StudentScore:
+    handed_in = submission_folder(course, student_id, assignment).is_dir()
+    if failure:
+        return StudentScore(student_id, SUBMITTED, GRADING_FAILED, maximum, failure=failure)
+    if submission is None:
+        if handed_in:
+            return StudentScore(student_id, SUBMITTED, PENDING, maximum)
+        return StudentScore(student_id, INITIALIZED, NOT_READY, maximum)
+    score = max(0.0, float(submission.score) - float(submission.late_submission_penalty or 0))
+    return StudentScore(
+        student_id,
+        COMPLETED,
+        PENDING_MANUAL if submission.needs_manual_grade else FULLY_GRADED,
+        maximum,
+        score=round(score, 6),
+        submitted_at=_utc(submission.timestamp),
+    )
+
+
+def _utc(when: datetime | None) -> str | None:
+    """nbgrader keeps submission times as naive UTC."""
+    if when is None:
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=timezone.utc)
+    return when.astimezone(timezone.utc).isoformat()
