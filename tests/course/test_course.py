@@ -15,7 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from support.course_notebook import RELEASE, RELEASE_70CF16B, ROOT, SOURCE, hidden_traps
+from support.course_notebook import RELEASE, RELEASE_0_1_0_70CF16B, ROOT, SOURCE, hidden_traps
 from support.oracles import expected_scores, lock_of
 from support.the_class import NON_ASCII
 
@@ -49,14 +49,13 @@ def test_a_hand_in_of_the_0_1_0_release_grades_as_the_current_release_does(cycle
     assert old == today and sum(v or 0 for v in today.values()) == pytest.approx(20)
 
 
-def test_a_hand_in_of_the_70cf16b_release_lock_file_and_all_grades_as_today_s(cycle):
+def test_a_hand_in_of_the_0_1_0_70cf16b_release_lock_file_and_all_grades_as_today_s(cycle):
     course, results = cycle
-    frozen = RELEASE_70CF16B / "hand_in" / LOCK_FILE
-    assert (course / "submitted" / "release_70cf16b" / ASSIGNMENT / LOCK_FILE).read_bytes() == (
-        frozen.read_bytes()
-    )
+    frozen = RELEASE_0_1_0_70CF16B / "hand_in" / LOCK_FILE
+    held = course / "submitted" / "release_0_1_0_70cf16b" / ASSIGNMENT / LOCK_FILE
+    assert held.read_bytes() == frozen.read_bytes()
     assert NON_ASCII in frozen.read_text("utf-8")
-    assert results["release_70cf16b"].scores == results["perfect"].scores
+    assert results["release_0_1_0_70cf16b"].scores == results["perfect"].scores
 
 
 def test_the_next_ops_separate_the_rule_learner_from_the_memoriser(cycle):

@@ -48,7 +48,7 @@ STABLE = {
 """Top-level paths that released notebooks, gradebooks and deployed nbgrader_config.py name."""
 DEPRECATED = {"viewcopy.feedback", "viewcopy.output_cap", "viewcopy.restore", "viewcopy.trusted"}
 """The stable paths of 0.1.0's config: they warn, naming viewcopy.plugins, until 1.0.0."""
-DEEP_PATHS_CONFIG = ROOT / "tests" / "data" / "release_70cf16b" / "nbgrader_config.py"
+DEEP_PATHS_CONFIG = ROOT / "tests" / "data" / "release_0.1.0+70cf16b" / "nbgrader_config.py"
 """A config deployed before `viewcopy.plugins` exported the plug-ins: it names their modules."""
 
 
@@ -222,7 +222,7 @@ def test_a_config_naming_the_plug_ins_deep_paths_loads_the_same_plug_ins():
         ("Autograde", "autograde_preprocessors"),
         ("GenerateFeedback", "preprocessors"),
     ]:
-        # PartsWithScores was added after 70cf16b
+        # PartsWithScores was added after 0.1.0+70cf16b
         now = [step for step in today[section][key] if step is not PartsWithScores]
         assert deep[section][key] == now, (section, key)
 

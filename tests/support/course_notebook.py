@@ -11,8 +11,9 @@ SOURCE = ROOT / "source" / "view_or_copy" / "view_or_copy.ipynb"
 RELEASE = ROOT / "release" / "view_or_copy" / "view_or_copy.ipynb"
 RELEASE_0_1_0 = ROOT / "tests" / "data" / "release_0.1.0"
 """The release and config deployed at 0.1.0, frozen: what courses in use still hand in."""
-RELEASE_70CF16B = ROOT / "tests" / "data" / "release_70cf16b"
-"""The release and config deployed at 70cf16b, and a hand-in made with it, lock file and all."""
+RELEASE_0_1_0_70CF16B = ROOT / "tests" / "data" / "release_0.1.0+70cf16b"
+"""The release and config deployed at 0.1.0+70cf16b (CHANGELOG.md), and a hand-in made with it,
+lock file and all."""
 
 
 def cells_by_id(path: Path) -> dict[str, nbformat.NotebookNode]:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from support.course_notebook import RELEASE_0_1_0, RELEASE_70CF16B, ROOT
+from support.course_notebook import RELEASE_0_1_0, RELEASE_0_1_0_70CF16B, ROOT
 from support.oracles import exec_cell
 
 from viewcopy.course.assignment import (
@@ -190,24 +190,24 @@ def tampered_class(base: dict[str, Student]) -> list[Student]:
     ]
 
 
-FROZEN = {"release_70cf16b": RELEASE_70CF16B / "hand_in"}
+FROZEN = {"release_0_1_0_70cf16b": RELEASE_0_1_0_70CF16B / "hand_in"}
 """Hand-ins an earlier release made, lock file and all: copied into the class as they are."""
 NON_ASCII = " — même stockage"
 
 
 def frozen_hand_ins(perfect: Student) -> list[Student]:
-    """What each FROZEN hand-in holds (it is never run here): the perfect student of 70cf16b with
-    NON_ASCII after every rule of PREDICTIONS and NEXT_PREDICTIONS, so the fingerprints its lock
-    file holds cover text that JSON encoders may escape or not."""
+    """What each FROZEN hand-in holds (it is never run here): the perfect student of
+    0.1.0+70cf16b with NON_ASCII after every rule of PREDICTIONS and NEXT_PREDICTIONS, so the
+    fingerprints its lock file holds cover text that JSON encoders may escape or not."""
     twenty = exec_cell(perfect.cells["predictions"], "PREDICTIONS")
     written = {item: (verdict, rule + NON_ASCII) for item, (verdict, rule) in twenty.items()}
     return [
         replace(
             perfect,
-            student_id="release_70cf16b",
-            profile="all right, handed in with the release of 70cf16b, lock file and all",
+            student_id="release_0_1_0_70cf16b",
+            profile="all right, handed in with the release 0.1.0+70cf16b, lock file and all",
             cells={**perfect.cells, "predictions": predictions_source(written)},
-            release=RELEASE_70CF16B,
+            release=RELEASE_0_1_0_70CF16B,
         )
     ]
 
