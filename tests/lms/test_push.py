@@ -27,7 +27,8 @@ from viewcopy.course.assignment import (
 )
 from viewcopy.grading.grade import FAILED, GRADED, grade
 from viewcopy.lms.commands import add_lms_parser, run_lms
-from viewcopy.lms.connection import LmsRefused, LmsUnreachable, Retries
+from viewcopy.lms.connection import Retries
+from viewcopy.lms.errors import LmsRefused, LmsUnreachable
 from viewcopy.lms.journal import Journal
 from viewcopy.lms.keys import ToolKey
 from viewcopy.lms.push import LAB_LABEL, push

@@ -13,7 +13,7 @@ from support.lti_platform import PAGE, TEACHING_ASSISTANT, Member, require_lti
 
 from viewcopy.course.assignment import COURSE_ID, gradebook_url
 from viewcopy.lms.commands import add_lms_parser, run_lms
-from viewcopy.lms.connection import LmsError
+from viewcopy.lms.errors import LmsError
 from viewcopy.lms.link import NotLinked
 from viewcopy.lms.roster import roster
 

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT
-from viewcopy.lms.connection import LmsError
+from viewcopy.lms.errors import LmsError
 from viewcopy.lms.registration import REGISTRATION_FILE, Registration, lms_folder
 
 SCOPES = (

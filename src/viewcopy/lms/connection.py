@@ -15,26 +15,11 @@ from pylti1p3.exception import LtiServiceException
 from pylti1p3.registration import Registration as LibraryRegistration
 from pylti1p3.service_connector import ServiceConnector, TServiceConnectorResponse
 
+from viewcopy.lms.errors import LmsError, LmsRefused, LmsUnreachable
 from viewcopy.lms.keys import KEY_FILE, ToolKey
 from viewcopy.lms.registration import REGISTRATION_FILE, Registration, lms_folder
 
 USER_AGENT = "viewcopy-lms (pylti1p3next)"
-
-
-class LmsError(Exception):
-    """What `viewcopy lms` cannot do, in a sentence that says what to do."""
-
-
-class LmsUnreachable(LmsError):
-    """The LMS did not answer, or kept failing, after every retry."""
-
-
-class LmsRefused(LmsError):
-    """The LMS answered with a refusal (4xx): retrying would change nothing."""
-
-    def __init__(self, message: str, status: int):
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass(frozen=True)

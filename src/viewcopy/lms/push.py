@@ -15,14 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT
-from viewcopy.lms.connection import (
-    DEFAULT_RETRIES,
-    Connection,
-    LmsError,
-    LmsRefused,
-    LmsUnreachable,
-    Retries,
-)
+from viewcopy.lms.connection import DEFAULT_RETRIES, Connection, Retries
+from viewcopy.lms.errors import LmsError, LmsRefused, LmsUnreachable
 from viewcopy.lms.journal import Journal, now_stamp, unstamped
 from viewcopy.lms.link import CourseLink
 from viewcopy.lms.registration import lms_folder

@@ -18,7 +18,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from viewcopy.course.assignment import COURSE_ID, gradebook_url
-from viewcopy.lms.connection import DEFAULT_RETRIES, LmsError, Retries
+from viewcopy.lms.connection import DEFAULT_RETRIES, Retries
+from viewcopy.lms.errors import LmsError
 from viewcopy.lms.link import CourseLink, is_learner
 from viewcopy.lms.registration import hub_name, lms_folder
 
