@@ -9,14 +9,18 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from viewcopy.engine.version import package_version
+
 GRADED, FAILED, SKIPPED, INTERRUPTED = "graded", "failed", "skipped", "interrupted"
-COLUMNS = ("student_id", "status", "seconds", "reason", "devices", "worker")
+COLUMNS = ("student_id", "status", "seconds", "reason", "devices", "worker", "viewcopy")
+"""The record's columns; a record written before versions (0.1.0) has no `viewcopy`."""
 
 
 @dataclass(frozen=True)
 class HandInOutcome:
     """One student's line in the grading record: `devices` are those the hidden tests ran on
-    ("cpu+cuda"), `worker` where it was graded ("local" or a Dask worker's address)."""
+    ("cpu+cuda"), `worker` where it was graded ("local" or a Dask worker's address), `viewcopy`
+    the version of the package that graded it ("" when not known: see `write_record`)."""
 
     student_id: str
     status: str
@@ -24,6 +28,7 @@ class HandInOutcome:
     reason: str = ""
     devices: str = ""
     worker: str = ""
+    viewcopy: str = ""
 
 
 class GradeError(RuntimeError):
@@ -63,20 +68,33 @@ def publish(course: Path, assignment: str, student_id: str) -> None:
 
 def write_record(path: Path, outcomes: Iterable[HandInOutcome]) -> None:
     """The run's record: one row per student, with the reason for each failure (it replaces the
-    last run's whole: a run killed while writing it leaves the last one)."""
+    last run's whole: a run killed while writing it leaves the last one).
+
+    Each row names the package version that graded the hand-in (`viewcopy`) unless its outcome
+    does: this process's for a hand-in this run graded or tried to (on a cluster, the
+    coordinator's); for one skipped as already graded, the version the last record gave its
+    grading ("" where it gave none: graded before versions, or by plain `nbgrader autograde`)."""
+    last = read_record(path)
+
+    def graded_by(o: HandInOutcome) -> str:
+        if o.viewcopy or o.status != SKIPPED:
+            return o.viewcopy or package_version()
+        before = last.get(o.student_id)
+        return before.viewcopy if before and before.status in (GRADED, SKIPPED) else ""
+
     partial = path.with_name(f".{path.name}.partial")
     with partial.open("w", newline="", encoding="utf-8") as sink:
         writer = csv.writer(sink)
         writer.writerow(COLUMNS)
         for o in sorted(outcomes, key=lambda o: o.student_id):
-            writer.writerow(
-                [o.student_id, o.status, f"{o.seconds:.2f}", o.reason, o.devices, o.worker]
-            )
+            row = [o.student_id, o.status, f"{o.seconds:.2f}", o.reason, o.devices, o.worker]
+            writer.writerow([*row, graded_by(o)])
     partial.replace(path)
 
 
 def read_record(path: Path) -> dict[str, HandInOutcome]:
-    """The last run's record (write_record's CSV), by student; empty when there is none."""
+    """The last run's record (write_record's CSV), by student; empty when there is none. A
+    record written before a column existed reads it as "" (`devices`, `worker`, `viewcopy`)."""
     if not path.is_file():
         return {}
     with path.open(newline="", encoding="utf-8") as source:
@@ -88,6 +106,7 @@ def read_record(path: Path) -> dict[str, HandInOutcome]:
                 row["reason"],
                 row.get("devices") or "",
                 row.get("worker") or "",
+                row.get("viewcopy") or "",
             )
             for row in csv.DictReader(source)
         }

@@ -141,16 +141,18 @@ class ServiceLock:
 
 
 def new_twenty_record(lock: PartLock, lost_lock: str = "") -> LockRecord:
-    """A fresh record whose twenty are `lock`, with the machine they were locked on (`lost_lock`:
-    why an earlier lock, already revealed, could not be restored)."""
+    """A fresh record whose twenty are `lock`, with the machine they were locked on and the
+    package's version (`lost_lock`: why an earlier lock, already revealed, could not be
+    restored)."""
     import torch  # only where a lock is written: a kernel, which has it loaded
 
     from viewcopy.engine.devices import available_devices
+    from viewcopy.engine.version import package_version
 
     return LockRecord(
         lock.fingerprint, lock.locked_at, torch.__version__, available_devices(), lock.answers,
         receipts=lock.receipts, not_verified=lock.not_verified, draw_version=DRAW_VERSION,
-        lost_lock=lost_lock,
+        lost_lock=lost_lock, viewcopy=package_version(),
     )  # fmt: skip
 
 

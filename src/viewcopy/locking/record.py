@@ -84,8 +84,9 @@ class PartLock:
 
 @dataclass(frozen=True)
 class LockRecord:
-    """What the lock file holds: the twenty's lock, the machine they were locked on, and the
-    later parts' locks (`next`, `production`) once they have one."""
+    """What the lock file holds: the twenty's lock, the machine they were locked on, the package
+    that locked them (`viewcopy`), and the later parts' locks (`next`, `production`) once they
+    have one."""
 
     fingerprint: str
     locked_at: str
@@ -103,6 +104,10 @@ class LockRecord:
     """Why an earlier lock this notebook showed, already revealed, could not be restored (""
     when none was lost): every part of this record was locked after seeing a reveal, and counts
     for nothing (locking.recover)."""
+    viewcopy: str = ""
+    """The version of the package whose lock cell wrote this record ("0.2.0"); "" in a record
+    written before versions (0.1.0: every hand-in before 0.2.0). Grading never reads it: it
+    tells the class report which release a student worked with (grading.versions)."""
 
     def part(self, key: str) -> PartLock | None:
         """The lock of part `key`, None when it has none."""
