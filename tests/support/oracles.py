@@ -54,6 +54,17 @@ def in_place_oracle(op_expr: str, parent_expr: str, device: str = "cpu") -> str:
     return "copy" if torch.equal(result, before) else "view"
 
 
+def next_pool_oracle() -> dict[str, str]:
+    """Each next-ops pool op's verdict by NumPy's memory bounds, which the in-place write must
+    confirm (tests/lab/test_next_ops.py and `viewcopy next`'s tests read it)."""
+    from viewcopy.exercise.next_ops import POOL
+
+    verdicts = {op.id: numpy_oracle(op.op, op.parent_expr) for op in POOL}
+    written = {op.id: in_place_oracle(op.op, op.parent_expr) for op in POOL}
+    assert verdicts == written
+    return verdicts
+
+
 def classify_oracle(result: torch.Tensor, parent: torch.Tensor) -> str:
     """view/copy without viewcopy: identity, then NumPy's memory bounds for real CPU memory."""
     if result is parent:
