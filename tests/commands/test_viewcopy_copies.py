@@ -1,4 +1,5 @@
-"""`viewcopy copies SCRIPT`: the lines of a script that copied, checked against plain torch."""
+"""`viewcopy copies SCRIPT`: the lines of a script that copied, checked against plain torch, and
+what it says where the profiler gives no dtypes to count bytes by."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from viewcopy.cli import main
+from viewcopy.engine import copy_trace
 from viewcopy.engine.copies import COPY_COLUMNS
+from viewcopy.engine.profiler_events import UNAVAILABLE
 
 SCRIPT = """\
 import sys
@@ -147,3 +151,18 @@ def test_cuda_without_a_cuda_device_is_refused(viewcopy, script):
     done = viewcopy("copies", str(script), "--device", "cuda")
     assert (done.returncode, done.stdout) == (2, "")
     assert "no CUDA device" in done.stderr and done.stderr.count("\n") == 1
+
+
+def test_a_profiler_without_dtypes_is_said_in_one_line_and_counts_no_bytes(
+    monkeypatch, tmp_path, capfd
+):
+    path = tmp_path / "step.py"
+    path.write_text("import torch\nw = torch.ones(4, 6)\npacked = w.t().contiguous()\n")
+    assert main(["copies", str(path), "--format", "json"]) == 0
+    assert json.loads(capfd.readouterr().out)[0]["bytes"] == 4 * 6 * 4
+    monkeypatch.setattr(copy_trace, "dtype_reader", lambda prof: None)
+    assert main(["copies", str(path), "--format", "json"]) == 0
+    out, err = capfd.readouterr()
+    assert err == UNAVAILABLE + "\n"
+    (row,) = json.loads(out)
+    assert (row["kernels"], row["bytes"]) == (["aten::clone"], 0)
