@@ -1,24 +1,33 @@
-"""`viewcopy lock-service tokens`: every student of the course's gradebook gets one CSV row with
+"""`viewcopy lock-service`: the service run as an instructor runs it, until Ctrl-C, its receipts
+verified with its own key; `tokens`: every student of the course's gradebook gets one CSV row with
 a token the service's key verifies, issued in one process; the file is a secret (mode 0600), and
-a course with no gradebook or no students says what to do. Needs only a SQLite gradebook built
-with nbgrader's API (no kernels, no service), so it runs in the fast subset."""
+a course with no gradebook or no students says what to do. The tokens need only a SQLite
+gradebook built with nbgrader's API (no kernels, no service), so they run in the fast subset."""
 
 from __future__ import annotations
 
 import csv
+import hashlib
 import io
+import json
 import shutil
+import signal
 import stat
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
+from support.command_line import VIEWCOPY, installed_viewcopy
+from support.servers import free_port
 
 from viewcopy.cli import USAGE_ERROR, main
 from viewcopy.course.assignment import COURSE_ID, nbgrader_env
-from viewcopy.locking.receipts import token_student
-from viewcopy.locking.store import load_key
+from viewcopy.locking.client import LockServiceClient
+from viewcopy.locking.receipts import token_student, verify
+from viewcopy.locking.store import KEY_FILE, load_key, service_id
 
 AWKWARD = ("al,ice", 'bo"b', "new\nline", "zoe")
 """Ids CSV must quote: a comma, a double quote, a newline; and one it need not."""
@@ -137,3 +146,62 @@ def test_the_course_s_configured_db_url_is_the_gradebook_read(tmp_path, enrol, c
     argv = ["lock-service", "tokens", "--data", str(tmp_path / "data"), "--course", str(course)]
     assert main(argv) == 0
     assert [row[0] for row in rows_of(capsys.readouterr().out)] == ["student", "ada"]
+
+
+# --- the service itself, as `viewcopy lock-service --data DIR` runs it ------------------------
+
+
+def _as_from_a_terminal() -> None:
+    """Ctrl-C as a terminal delivers it: a test run started in the background ignores SIGINT,
+    and a child inherits that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+@pytest.mark.service
+def test_the_service_answers_until_ctrl_c_and_its_receipts_verify_with_its_key(tmp_path):
+    data, port = tmp_path / "data", free_port()
+    command = [str(VIEWCOPY), "lock-service", "--data", str(data), "--port", str(port)]
+    process = subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=_as_from_a_terminal,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            assert process.poll() is None, process.stdout.read()
+            assert time.monotonic() < deadline, "the service never answered its health check"
+            try:
+                with urllib.request.urlopen(f"{url}/v1/health", timeout=1) as response:
+                    health = json.loads(response.read())
+                break
+            except OSError:
+                time.sleep(0.2)
+        assert service_id(data) in json.dumps(health)
+        assert stat.S_IMODE((data / KEY_FILE).stat().st_mode) == 0o600
+
+        token = installed_viewcopy("lock-service", "token", "ada", "--data", str(data))
+        assert token.returncode == 0, token.stderr
+        fingerprint = hashlib.sha256(b"ada's twenty").hexdigest()
+        receipt = LockServiceClient(url, token.stdout.strip()).lock("a1", fingerprint)
+        payload = verify(load_key(data), receipt)
+        assert (payload["student"], payload["assignment"], payload["event"]) == (
+            "ada",
+            "a1",
+            "lock",
+        )
+        assert payload["service"] == service_id(data)
+    finally:
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=30)
+    assert process.returncode == 0, output
+    assert output.rstrip().endswith("lock service stopped")
+
+
+def test_the_service_without_a_data_folder_is_a_usage_error_naming_the_flag():
+    done = installed_viewcopy("lock-service")
+    assert (done.returncode, done.stdout) == (2, "")
+    assert "lock-service needs --data DIR" in done.stderr and "Traceback" not in done.stderr
