@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import tomllib
 from support.course_notebook import ROOT
-from support.without_heavy import viewcopy_without_heavy
+from support.without_heavy import viewcopy_without_heavy, without_heavy
 
 import viewcopy
 
@@ -73,6 +73,16 @@ def test_the_version_is_written_in_one_place():
 def test_viewcopy_version_prints_it_without_torch_pandas_or_matplotlib():
     done = viewcopy_without_heavy("--version")
     assert (done.returncode, done.stdout, done.stderr) == (0, f"viewcopy {VERSION}\n", "")
+
+
+def test_the_versions_and_the_deprecated_paths_load_without_torch_pandas_or_matplotlib():
+    done = without_heavy(
+        "import viewcopy.grading.versions\n"
+        "from viewcopy.trusted import TrustedCredit\n"
+        "print(viewcopy.__version__)\n"
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"{VERSION}\n"
 
 
 def test_the_changelog_describes_this_version_first_and_releases_newest_first():
