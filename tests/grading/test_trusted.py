@@ -11,10 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from viewcopy.course import records
+from viewcopy.exercise.predictions import TWENTY
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.notebook import checks, lock
 from viewcopy.notebook.miss_lines import parse_misses
-from viewcopy.plugins.trusted import check_call, master_cases, rejudge
+from viewcopy.plugins.trusted import HandedIn, MasterCell, check_call, master_cases, rejudge
 
 PREDICTION_CELL = "viewcopy.checks.prediction_credit(PREDICTIONS, points=5)"
 SPECIFIC_CELL = "viewcopy.checks.specificity_credit(ANSWER_21, item=21, points=1)"
@@ -37,6 +38,11 @@ def cell(credit, *, claimed: str | None = None, record: dict | None = None):
     return nbformat.v4.new_code_cell(source="", outputs=[nbformat.from_dict(output)])
 
 
+def handed_in(folder, sheets=None) -> HandedIn:
+    """The grader's view of the hand-in in `folder`: its lock file decides, `sheets` by part."""
+    return HandedIn(sheets or {}, checks.CheckContext.grader(checks.local_lock(folder), folder))
+
+
 def credit_of(c) -> float:
     (result,) = [o for o in c.outputs if o.output_type == "execute_result"]
     return float(result.data["text/plain"])
@@ -56,25 +62,18 @@ def test_a_faked_score_is_replaced_by_the_recomputed_one(locked_folder, capsys):
     honest = checks.prediction_credit(predictions, points=5)
     wrong = {**predictions, 1: ("copy", "a slice copies its rows")}
     faked = cell(checks.prediction_credit(wrong, points=5), claimed="5.0")  # lock mismatch: 0
-    lock = checks.local_lock(folder)
-    rejudge(faked, PREDICTION_CELL, check_call(PREDICTION_CELL), 5, lock, {"predictions": wrong})
+    master = MasterCell.of(PREDICTION_CELL, 5)
+    rejudge(faked, master, handed_in(folder, {TWENTY.key: wrong}))
     assert credit_of(faked) == 0 < honest == 5
     assert "not what this notebook reported" in faked.outputs[0].text
     unchanged = cell(checks.prediction_credit(predictions, points=5))
-    rejudge(
-        unchanged,
-        PREDICTION_CELL,
-        check_call(PREDICTION_CELL),
-        5,
-        lock,
-        {"predictions": predictions},
-    )
+    rejudge(unchanged, master, handed_in(folder, {TWENTY.key: predictions}))
     assert credit_of(unchanged) == 5 and len(unchanged.outputs) == 1
 
 
 def test_no_record_is_no_credit_even_with_no_output_at_all(tmp_path):
     silent = nbformat.v4.new_code_cell(source="", outputs=[])  # nbgrader alone: full marks
-    rejudge(silent, SPECIFIC_CELL, check_call(SPECIFIC_CELL), 1, checks.local_lock(tmp_path), {})
+    rejudge(silent, MasterCell.of(SPECIFIC_CELL, 1), handed_in(tmp_path))
     assert credit_of(silent) == 0
     assert "no record" in silent.outputs[0].text
 
@@ -82,7 +81,7 @@ def test_no_record_is_no_credit_even_with_no_output_at_all(tmp_path):
 def test_a_record_for_another_check_is_no_credit(tmp_path):
     specific = checks.specificity_credit("the storage is shared", item=21, points=1)
     swapped = cell(specific)
-    rejudge(swapped, TRAPS_CELL, check_call(TRAPS_CELL), 2, checks.local_lock(tmp_path), {})
+    rejudge(swapped, MasterCell.of(TRAPS_CELL, 2), handed_in(tmp_path))
     assert credit_of(swapped) == 0
 
 
@@ -91,7 +90,7 @@ def test_an_erroring_cell_is_left_to_nbgrader(tmp_path):
         {"output_type": "error", "ename": "NameError", "evalue": "x", "traceback": []}
     )
     broken = nbformat.v4.new_code_cell(source="", outputs=[error])
-    rejudge(broken, SPECIFIC_CELL, check_call(SPECIFIC_CELL), 1, checks.local_lock(tmp_path), {})
+    rejudge(broken, MasterCell.of(SPECIFIC_CELL, 1), handed_in(tmp_path))
     assert broken.outputs == [error]
 
 
@@ -102,11 +101,11 @@ def test_classify_answers_are_judged_against_the_graders_measurement(tmp_path):
     forged = [dict(row, got="view") for row in always_view.record["answers"]]
     forged[1]["got"] = "copy"
     c = cell(always_view, claimed="1.0", record={"check": "classify_credit", "answers": forged})
-    rejudge(c, TRAPS_CELL, check_call(TRAPS_CELL), 2, checks.local_lock(tmp_path), {})
+    rejudge(c, MasterCell.of(TRAPS_CELL, 2), handed_in(tmp_path))
     assert credit_of(c) == 2  # answering right is what full marks take, however it is done
     assert parse_misses(c.outputs[0].text) == []  # the grader's reasons, for the report
     dropped = cell(always_view, record={"check": "classify_credit", "answers": forged[:1]})
-    rejudge(dropped, TRAPS_CELL, check_call(TRAPS_CELL), 2, checks.local_lock(tmp_path), {})
+    rejudge(dropped, MasterCell.of(TRAPS_CELL, 2), handed_in(tmp_path))
     assert credit_of(dropped) == 1  # a case with no recorded answer is a miss, not skipped
 
 

@@ -18,12 +18,13 @@ from viewcopy.exercise import catalogue
 from viewcopy.exercise.next_ops import draw, measure_pool
 from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
 from viewcopy.exercise.part import PredictionError, rule_problem
+from viewcopy.exercise.predictions import TWENTY
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.locking.canonical import fingerprint
 from viewcopy.locking.file import read_lock, save
 from viewcopy.locking.record import LOCK_FILE
 from viewcopy.notebook import checks
-from viewcopy.plugins.trusted import check_call, recompute, rejudge
+from viewcopy.plugins.trusted import HandedIn, MasterCell, recompute, rejudge
 
 RAN_IT = [
     "I ran it", "ran it.", "I checked data_ptr", "I checked x.data_ptr()", "measured",
@@ -201,7 +202,8 @@ def kernel_cell(credit) -> nbformat.NotebookNode:
 def test_the_grader_recomputes_a_rule_after_as_the_kernel_judged_it(workdir, capsys):
     item, _ = family_item(workdir)
     sheet, rules = missed_sheet(item), {item: "the strides decide it"}
-    call, lock = check_call(RULES_CELL), checks.local_lock(workdir)
+    master = MasterCell.of(RULES_CELL, 2)
+    grading = checks.CheckContext.grader(checks.local_lock(workdir), workdir)
     for locked_next in (False, True):  # untested, then tested on the next ops locked right
         if locked_next:
             viewcopy.lock_next(right_next())
@@ -209,16 +211,16 @@ def test_the_grader_recomputes_a_rule_after_as_the_kernel_judged_it(workdir, cap
         kernel = checks.rules_after_credit(sheet, rules, points=2)
         said = capsys.readouterr().out
         record = kernel._repr_mimebundle_()[1][records.KEY]
-        sheets = {"predictions": sheet}
-        grader = recompute("rules_after_credit", record, RULES_CELL, call, 2, lock, sheets, workdir)
+        handed_in = HandedIn({TWENTY.key: sheet}, grading)
+        grader = recompute(master, record, handed_in)
         assert grader == (kernel, said)
         graded = kernel_cell(kernel)
-        rejudge(graded, RULES_CELL, call, 2, lock, sheets, workdir)
+        rejudge(graded, master, handed_in)
         assert len(graded.outputs) == 1 and graded.outputs[0].data["text/plain"] == repr(kernel)
         assert kernel == (2 if locked_next else 0)
     faked = kernel_cell(kernel)
     save(replace(read_lock(), next=None))
-    rejudge(faked, RULES_CELL, call, 2, lock, {"predictions": sheet}, workdir)
+    rejudge(faked, master, HandedIn({TWENTY.key: sheet}, grading))
     assert faked.outputs[-1].data["text/plain"] == "0.0"  # its next ops' lock gone: untested
     assert "untested, so no credit" in faked.outputs[0].text
 

@@ -55,10 +55,10 @@ def missed(predictions: dict) -> list[int]:
 def graded(folder: Path, check: str, *args: object, points: float) -> float:
     """What the grader gives a check's cell for the hand-in in `folder`: its own run of the check
     on the hand-in's lock; a cell that fails (a sheet that cannot be read) earns nothing."""
-    grader = checks.judged_outside(checks.local_lock(folder), folder)
-    with contextlib.redirect_stdout(io.StringIO()), grader:
+    grader = checks.CheckContext.grader(checks.local_lock(folder), folder)
+    with contextlib.redirect_stdout(io.StringIO()):
         try:
-            return float(getattr(checks, check)(*args, points=points))
+            return float(checks.CHECKS[check].function(*args, points=points, context=grader))
         except PredictionError:
             return 0.0
 

@@ -44,6 +44,7 @@ NEXT = Part(
     noun="id",
     lock_call="lock_next",
     cell="next_predictions",
+    argument="next_predictions",
     choices=("view", "copy", "error"),
     with_rule=True,
     example="'N07': ('view', 'the rule that decides it')",

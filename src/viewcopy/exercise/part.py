@@ -98,12 +98,16 @@ def rule_problem(rule: str) -> str | None:
 @dataclass(frozen=True)
 class Part(PartName):
     """One predicted part: its variable (`label`) and answer cell, its lock (`key`, `lock_call`),
-    the verdicts it accepts, whether each entry carries a rule, and the keys a hand-in answers
-    (`keys`: from its lock record, since the next ops are drawn from the twenty's lock; LockError
-    while the part cannot be answered yet). The truth it is judged against is measured where the
-    part is revealed and credited."""
+    the name its sheet goes by in the checks (`argument`), the verdicts it accepts, whether each
+    entry carries a rule, and the keys a hand-in answers (`keys`: from its lock record, since the
+    next ops are drawn from the twenty's lock; LockError while the part cannot be answered yet).
+    The truth it is judged against is measured where the part is revealed and credited."""
 
     cell: str
+    argument: str
+    """The name of its sheet in a check's record (course.records), as every release's checks
+    recorded it: the grader finds the sheet's input there and passes the sheet the answer cell
+    writes out (notebook.checks.CHECKS declares which parts each check takes)."""
     choices: tuple[str, ...]
     with_rule: bool
     example: str

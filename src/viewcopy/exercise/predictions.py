@@ -16,6 +16,7 @@ TWENTY = Part(
     noun="item",
     lock_call="lock",
     cell="predictions",
+    argument="predictions",
     choices=VERDICT_CHOICES,
     with_rule=True,
     example="1: ('view', 'slicing keeps storage; offset moves')",

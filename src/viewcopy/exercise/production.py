@@ -22,6 +22,7 @@ PRODUCTION = Part(
     noun="line",
     lock_call="lock_production",
     cell="production_predictions",
+    argument="production",
     choices=("copy", "no copy"),
     with_rule=False,
     example="1: 'no copy'",

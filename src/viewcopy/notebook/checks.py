@@ -2,17 +2,19 @@
 partial credit) and prints the reason for every point lost; none writes to stderr.
 
 Each credit carries a record of the check's inputs (viewcopy.course.records): when grading, the
-grader runs the same function on that record in its own process (viewcopy.plugins.trusted),
-inside `judged_outside`, and its number is the one that counts. Graded cells reach this module as
-`viewcopy.checks`, the stable path the master's cells (kept in every gradebook) name.
+grader runs the same function on that record in its own process (viewcopy.plugins.trusted), passing
+its own `CheckContext`, and its number is the one that counts. A graded cell passes none: the
+kernel's context is the default. Graded cells reach this module as `viewcopy.checks`, the stable
+path the master's cells (kept in every gradebook) name; `CHECKS` declares the checks the grader
+recomputes, once.
 """
 
 from __future__ import annotations
 
-import contextlib
 import re
 import textwrap
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from viewcopy.course.records import Credit, encode
@@ -35,21 +37,6 @@ from viewcopy.locking.record import LockRecord
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
 from viewcopy.notebook.miss_lines import miss_line, total_line
 
-__all__ = [
-    "Answers",
-    "Case",
-    "classify_credit",
-    "judged_outside",
-    "local_lock",
-    "next_credit",
-    "production_credit",
-    "on_devices",
-    "prediction_credit",
-    "rules_after_credit",
-    "specificity_credit",
-    "the_twenty",
-]
-
 RULE_WORDS = re.compile(r"stride|storage|contigu|dtype|device|byte", re.I)
 SPECIFIC = re.compile(
     r"\bstrides?\b|\bstorage\b|\d[\d,.]*\s*(?:[kmgt]i?)?b(?:ytes?)?\b|\d[\d,.]*\s*bytes?\b",
@@ -64,24 +51,56 @@ ECHO_WIDTH = 92
 LockJudge = Callable[[Part, Mapping[Key, Prediction]], LockStatus]
 """Where a part's parsed answers stand against the lock the grader can prove."""
 
-_OUTSIDE: list[tuple[LockJudge, Path | None]] = []
+
+@dataclass(frozen=True)
+class CheckContext:
+    """Where a check judges, passed to it explicitly.
+
+    In the student's kernel (`KERNEL`, the default of every check, so a graded cell passes
+    nothing): the lock file beside the notebook decides, IPython's input history says whether a
+    sheet was written out, and missed items' diagrams are drawn. In the grader (`grader`): the
+    hand-in's lock file in `folder`, each part's lock judged by `judge` as the course judges it
+    (its lock service, when it runs one), the sheets the hand-in's answer cells write out (the
+    grader passes them, so no history is asked), and nothing drawn.
+    """
+
+    judge: LockJudge | None = None
+    """The grader's judgment of a part's lock; None in the kernel."""
+    folder: Path | None = None
+    """The folder of the lock file; None: the kernel's own, beside the notebook."""
+
+    @classmethod
+    def grader(cls, judge: LockJudge, folder: Path | None = None) -> CheckContext:
+        """The grader's context for the hand-in whose lock file is in `folder`."""
+        return cls(judge, folder)
+
+    @property
+    def in_kernel(self) -> bool:
+        return self.judge is None
+
+    def lock_record(self) -> LockRecord | None:
+        """The lock a check judges by: the hand-in's (in the grader), else the kernel's."""
+        return read_lock(self.folder)
+
+    def lock_status(
+        self, part: Part, parsed: Mapping[Key, Prediction], record: LockRecord | None
+    ) -> LockStatus:
+        """Where a part's parsed answers stand against its lock."""
+        if self.judge is None:
+            return part_status(part, parsed, record)
+        return self.judge(part, parsed)
+
+    def not_written(self, value: object, name: str) -> str | None:
+        """Why `value` is not a sheet written out in its answer cell: the grader says so (it
+        read the hand-in's cell and passes a ComputedSheet), or, in the kernel, IPython's input
+        history does."""
+        if isinstance(value, ComputedSheet):
+            return value.reason
+        return unwritten_reason(value, name) if self.in_kernel else None
 
 
-@contextlib.contextmanager
-def judged_outside(lock: LockJudge, folder: Path | None = None) -> Iterator[None]:
-    """Judge as the grader does, outside the kernel: `lock` decides where a part's answers stand
-    (the hand-in's lock, and the course's lock service when it has one), `folder` holds the
-    hand-in's lock file; no diagrams are drawn."""
-    _OUTSIDE.append((lock, folder))
-    try:
-        yield
-    finally:
-        _OUTSIDE.pop()
-
-
-def _handed_in_lock() -> LockRecord | None:
-    """The lock a check judges by: the hand-in's (when the grader judges), else the kernel's."""
-    return read_lock(_OUTSIDE[-1][1] if _OUTSIDE else None)
+KERNEL = CheckContext()
+"""The context of a check run by a graded cell in the student's kernel."""
 
 
 def local_lock(folder: Path) -> LockJudge:
@@ -111,21 +130,27 @@ Assessment = tuple[list[str], list[str], float]
 toward full credit they are (0-1), whatever their lock."""
 
 
+def _record(check: Callable, **inputs: object) -> dict:
+    """What a check's credit carries: its name and its inputs, encoded (course.records)."""
+    return {"check": check.__name__, **{name: encode(v) for name, v in inputs.items()}}
+
+
 def _part_credit(
     part: Part,
     value: object,
     record: dict,
     points: float,
     assess: Callable[[dict[Key, Prediction], LockRecord | None], Assessment],
+    context: CheckContext,
 ) -> Credit:
     """Every part's check: nothing for a sheet not written out, the sheet parsed for this
     hand-in, its lock judged, then the part's own assessment; credit only when locked before
     looking. A twenty that does not parse fails the cell (validate names it); a later part that
     cannot be read earns nothing and says why."""
-    if (reason := _not_written(value, part.label)) is not None:
+    if (reason := context.not_written(value, part.label)) is not None:
         print(f"{reason}\nCredit: 0/{points:g}")
         return Credit(0.0, record)
-    lock_record = _handed_in_lock()
+    lock_record = context.lock_record()
     try:
         parsed = part.parse(value, part.keys(lock_record))
     except (LockError, PredictionError) as exc:
@@ -133,7 +158,7 @@ def _part_credit(
             raise
         print(f"{exc}\nCredit: 0/{points:g}")
         return Credit(0.0, record)
-    lock = _OUTSIDE[-1][0](part, parsed) if _OUTSIDE else part_status(part, parsed, lock_record)
+    lock = context.lock_status(part, parsed, lock_record)
     headline, misses, share = assess(parsed, lock_record)
     print("\n".join([*headline, lock.reason, *misses]))
     credit = round(points * share, 4) if lock.state == "locked" else 0.0
@@ -141,14 +166,16 @@ def _part_credit(
     return Credit(credit, record)
 
 
-def prediction_credit(predictions: object, *, points: float = 5) -> float:
+def prediction_credit(
+    predictions: object, *, points: float = 5, context: CheckContext = KERNEL
+) -> float:
     """Full credit at the course's line (16/20 right, or a balanced score of 80%) locked before
     looking, proportional below; none if changed, unlocked or not written out. States the base
     rate measured here, and says so when the sheet is no better than a constant one.
 
     Shows the static diagram of every missed item (it survives the feedback HTML).
     """
-    record = {"check": "prediction_credit", "predictions": encode(predictions)}
+    record = _record(prediction_credit, **{TWENTY.argument: predictions})
     table = measured_truth()
     missed: list[int] = []
 
@@ -171,25 +198,23 @@ def prediction_credit(predictions: object, *, points: float = 5) -> float:
                 lines.append(f"    in strides: {explanation}")
         return headline, lines, score.share
 
-    credit = _part_credit(TWENTY, predictions, record, points, assess)
-    for item in missed if not _OUTSIDE else ():
+    credit = _part_credit(TWENTY, predictions, record, points, assess, context)
+    for item in missed if context.in_kernel else ():
         _display_html(Diagram(table[item].evidence[("x", "cpu")]).html())
     return credit
 
 
-def rules_after_credit(predictions: object, rules_after: object, *, points: float = 2) -> float:
+def rules_after_credit(
+    predictions: object, rules_after: object, *, points: float = 2, context: CheckContext = KERNEL
+) -> float:
     """Credit per missed item whose rule after held: a real rule (not empty, not "it depends",
     not "I ran it") earns in proportion to the hand-in's next ops of the item's family that its
     locked NEXT_PREDICTIONS got right, and nothing while it locks none of them, or while nothing
     is drawn (the twenty not locked and revealed): untested. Only where the draw holds no next op
     of that family must the rule name what decides it (strides, storage, contiguity, dtype,
     device or bytes)."""
-    record = {
-        "check": "rules_after_credit",
-        "predictions": encode(predictions),
-        "rules_after": encode(rules_after),
-    }
-    if (reason := _not_written(predictions)) is not None:
+    record = _record(rules_after_credit, **{TWENTY.argument: predictions}, rules_after=rules_after)
+    if (reason := context.not_written(predictions, TWENTY.label)) is not None:
         print(f"{reason}: no rule can be judged against it.")
         return Credit(0.0, record)
     _, _, judged = _judged(predictions)
@@ -197,7 +222,7 @@ def rules_after_credit(predictions: object, rules_after: object, *, points: floa
     if not isinstance(rules_after, Mapping):
         print(f"RULES_AFTER must be a dict {{item: rule}}, got {type(rules_after).__name__}.")
         return Credit(0.0, record)
-    held = next_ops_held(_handed_in_lock())
+    held = next_ops_held(context.lock_record())
     found = {item: _rule_after(item, rules_after.get(item), held) for item in missed}
     for item, (_, _, line) in found.items():
         if line:
@@ -305,18 +330,12 @@ def next_ops_held(record: LockRecord | None) -> Held:
     return found
 
 
-def _not_written(predictions: object, name: str = "PREDICTIONS") -> str | None:
-    """Why these predictions are not a sheet written out in its answer cell: the grader says so
-    (it read the hand-in's cell), or, in the kernel, IPython's input history does."""
-    if isinstance(predictions, ComputedSheet):
-        return predictions.reason
-    return None if _OUTSIDE else unwritten_reason(predictions, name)
-
-
-def next_credit(next_predictions: object, *, points: float = 4) -> float:
+def next_credit(
+    next_predictions: object, *, points: float = 4, context: CheckContext = KERNEL
+) -> float:
     """Full credit at 8/10 of this hand-in's next ops right, locked before looking, proportional
     below; none if changed after their lock, never locked, or not written out."""
-    record = {"check": "next_credit", "next_predictions": encode(next_predictions)}
+    record = _record(next_credit, **{NEXT.argument: next_predictions})
 
     def assess(parsed: dict[str, Prediction], lock_record: LockRecord | None) -> Assessment:
         ops = hand_in_draw(lock_record)
@@ -333,15 +352,17 @@ def next_credit(next_predictions: object, *, points: float = 4) -> float:
         ]
         return [headline], lines, min(right, NEXT_PASS_MARK) / NEXT_PASS_MARK
 
-    return _part_credit(NEXT, next_predictions, record, points, assess)
+    return _part_credit(NEXT, next_predictions, record, points, assess, context)
 
 
-def production_credit(production: object, *, points: float = 2) -> float:
+def production_credit(
+    production: object, *, points: float = 2, context: CheckContext = KERNEL
+) -> float:
     """Credit in proportion to the forward's lines predicted right (a layout copy or none),
     locked before the profile; a line whose only copies are a compute kernel's own is not
     graded (either answer stands). None if changed after its lock, never locked, or not
     written out."""
-    record = {"check": "production_credit", "production": encode(production)}
+    record = _record(production_credit, **{PRODUCTION.argument: production})
 
     def assess(parsed: dict[int, Prediction], _) -> Assessment:
         copying, ungraded = copy_lines(), internal_copy_lines() - copy_lines()
@@ -364,7 +385,7 @@ def production_credit(production: object, *, points: float = 2) -> float:
             )
         return headline, lines, right / len(listing)
 
-    return _part_credit(PRODUCTION, production, record, points, assess)
+    return _part_credit(PRODUCTION, production, record, points, assess, context)
 
 
 def _measured(number: int, copying: frozenset[int]) -> str:
@@ -387,9 +408,12 @@ def _rule_words_problem(rule: str) -> str | None:
     return None
 
 
-def specificity_credit(answer: object, *, item: int, points: float = 1) -> float:
-    """Credit when an answer to 21-25 mentions strides, storage or a byte count (card rule 2)."""
-    record = {"check": "specificity_credit", "answer": encode(answer)}
+def specificity_credit(
+    answer: object, *, item: int, points: float = 1, context: CheckContext = KERNEL
+) -> float:
+    """Credit when an answer to 21-25 mentions strides, storage or a byte count (card rule 2);
+    judged alike in the kernel and the grader (`context` changes nothing)."""
+    record = _record(specificity_credit, answer=answer)
     return Credit(_specificity_points(answer, f"ANSWER_{item}", points), record)
 
 
@@ -417,10 +441,13 @@ def echo(answer: str, width: int = ECHO_WIDTH) -> str:
     )
 
 
-def classify_credit(classify: Callable, cases: Iterable[Case], *, points: float) -> float:
+def classify_credit(
+    classify: Callable, cases: Iterable[Case], *, points: float, context: CheckContext = KERNEL
+) -> float:
     """Credit in proportion to the cases classify gets right; each miss is listed by its hint.
 
-    `classify` is the student's function, or (when the grader judges) the Answers it recorded.
+    `classify` is the student's function, or (when the grader judges) the Answers it recorded;
+    `context` changes nothing else.
     """
     cases = list(cases)
     if isinstance(classify, Answers):
@@ -428,7 +455,7 @@ def classify_credit(classify: Callable, cases: Iterable[Case], *, points: float)
     else:
         changed, results = storage.tampered(), [run_case(classify, c) for c in cases]
     record = {
-        "check": "classify_credit",
+        "check": classify_credit.__name__,
         "answers": [answer_row(r) for r in results],
         "tampered": list(changed),
     }
@@ -444,3 +471,52 @@ def classify_credit(classify: Callable, cases: Iterable[Case], *, points: float)
             print(miss_line(r))
     print(total_line(right, len(results)))
     return Credit(_credit(points, right, len(results)), record)
+
+
+@dataclass(frozen=True)
+class Check:
+    """A graded check as the grader recomputes it from a cell's record: its function; the parts
+    whose sheets it takes first, in order (the grader passes what the hand-in's answer cells
+    write out, whatever the kernel recorded, and each is in the record under the part's
+    `argument`); the arguments after them that the grader takes from the record; and, for
+    classify, the student's function replayed from the record (the cases are the master's)."""
+
+    function: Callable[..., float]
+    parts: tuple[Part, ...] = ()
+    recorded: tuple[str, ...] = ()
+    replay: Callable[[Mapping], object] | None = None
+
+    @property
+    def name(self) -> str:
+        return self.function.__name__
+
+    @property
+    def inputs(self) -> tuple[str, ...]:
+        """What its record must hold, besides its name."""
+        return (*(part.argument for part in self.parts), *self.recorded)
+
+
+CHECKS: dict[str, Check] = {
+    check.name: check
+    for check in (
+        Check(prediction_credit, parts=(TWENTY,)),
+        Check(rules_after_credit, parts=(TWENTY,), recorded=("rules_after",)),
+        Check(specificity_credit, recorded=("answer",)),
+        Check(classify_credit, replay=Answers.from_record),
+        Check(next_credit, parts=(NEXT,)),
+        Check(production_credit, parts=(PRODUCTION,)),
+    )
+}
+"""Every check a graded cell may end with, by name: `viewcopy.checks.<name>(...)` in the master's
+cells (and so in every gradebook), recomputed by the grader (viewcopy.plugins.trusted)."""
+
+__all__ = [
+    *CHECKS,
+    "Answers",
+    "Case",
+    "CheckContext",
+    "KERNEL",
+    "local_lock",
+    "on_devices",
+    "the_twenty",
+]

@@ -15,6 +15,8 @@ import ast
 import contextlib
 import io
 import json
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,29 +32,63 @@ from viewcopy.locking.flow import LockStatus
 from viewcopy.locking.judge import LockPolicy, judge
 
 if TYPE_CHECKING:
-    from viewcopy.notebook import checks
+    from viewcopy.notebook.checks import CheckContext
 
 MAX_RECORD_BYTES = 1_000_000
-CHECKS = (
-    "prediction_credit", "rules_after_credit", "specificity_credit", "classify_credit",
-    "next_credit", "production_credit",
-)  # fmt: skip
+CHECKS_PATH = "viewcopy.checks"
+"""The path the master's test cells call every check by (a stable path: gradebooks keep it)."""
+
+
+@dataclass(frozen=True)
+class MasterCell:
+    """A test cell as the master wrote it (its source from the gradebook, never the hand-in's):
+    the `viewcopy.checks.<check>(...)` call it ends with, and its points."""
+
+    source: str
+    call: ast.Call
+    points: float
+
+    @classmethod
+    def of(cls, source: str, points: float) -> MasterCell | None:
+        """The master cell, if it ends with a check call (else the grader leaves it to nbgrader)."""
+        call = check_call(source)
+        return None if call is None else cls(source, call, float(points))
+
+    @property
+    def check(self) -> str:
+        """The name of the check it calls."""
+        return ast.unparse(self.call.func).rsplit(".", 1)[1]
+
+
+@dataclass(frozen=True)
+class HandedIn:
+    """What the grader judges a hand-in's check cells with: the sheets its answer cells write
+    out, by part (`Part.key`), and the checks' context (its lock file and the course's judgment
+    of its locks)."""
+
+    sheets: Mapping[str, object]
+    context: CheckContext
 
 
 class TrustedCredit(NbGraderPreprocessor):
     """Replace each check cell's credit by the grader's own computation of it."""
 
     def preprocess(self, nb: NotebookNode, resources: dict):
+        from viewcopy.notebook.checks import CheckContext
+
         info = resources["nbgrader"]
         folder = Path(resources["metadata"]["path"])
         policy = LockPolicy.from_config(self.config)
-        # every part's sheet as its answer cell writes it, never as computed
-        sheets = {part.label.lower(): written_sheet(nb, part) for part in PARTS}
 
         def lock(part, parsed) -> LockStatus:
             record = read_lock(folder)
             return judge(policy, part, parsed, record, info["student"], info["assignment"])
 
+        # every part's sheet as its answer cell writes it, never as computed
+        handed_in = HandedIn(
+            {part.key: written_sheet(nb, part) for part in PARTS},
+            CheckContext.grader(lock, folder),
+        )
         with Gradebook(info["db_url"]) as gradebook:
             for cell in nb.cells:
                 if cell.cell_type != "code" or not is_grade(cell) or is_solution(cell):
@@ -60,14 +96,16 @@ class TrustedCredit(NbGraderPreprocessor):
                 source = gradebook.find_source_cell(
                     cell.metadata.nbgrader["grade_id"], info["notebook"], info["assignment"]
                 ).source
-                if (call := check_call(source)) is not None:
-                    points = float(cell.metadata.nbgrader["points"])
-                    rejudge(cell, source, call, points, lock, sheets, folder)
+                master = MasterCell.of(source, cell.metadata.nbgrader["points"])
+                if master is not None:
+                    rejudge(cell, master, handed_in)
         return nb, resources
 
 
 def check_call(source: str) -> ast.Call | None:
     """The `viewcopy.checks.<check>(...)` call a test cell ends with, if it ends with one."""
+    from viewcopy.notebook.checks import CHECKS
+
     try:
         body = ast.parse(source).body
     except SyntaxError:
@@ -76,26 +114,18 @@ def check_call(source: str) -> ast.Call | None:
     if not (isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)):
         return None
     name = ast.unparse(last.value.func)
-    return last.value if name in {f"viewcopy.checks.{c}" for c in CHECKS} else None
+    return last.value if name in {f"{CHECKS_PATH}.{c}" for c in CHECKS} else None
 
 
-def rejudge(
-    cell: NotebookNode,
-    source: str,
-    call: ast.Call,
-    points: float,
-    lock: checks.LockJudge,
-    sheets: dict,
-    folder: Path | None = None,
-) -> None:
+def rejudge(cell: NotebookNode, master: MasterCell, handed_in: HandedIn) -> None:
     """Put the grader's credit (and, when it differs, a note) in place of the cell's own."""
-    check = ast.unparse(call.func).rsplit(".", 1)[1]
     record = records.find(cell.outputs)
     claimed = _claimed(cell.outputs)
+    points = master.points
     if any(o.output_type == "error" for o in cell.outputs):
         return  # nbgrader gives an erroring cell no credit; nothing to recompute
     credit, note = 0.0, ""
-    if record is None or record.get("check") != check:
+    if record is None or record.get("check") != master.check:
         note = (
             "The grader found no record of this check's inputs in the cell's output (the "
             "notebook changed how checks run or display), so it gives no credit."
@@ -104,7 +134,7 @@ def rejudge(
         note = "This check's record is too large to be one this lab wrote: no credit."
     else:
         try:
-            credit, reasons = recompute(check, record, source, call, points, lock, sheets, folder)
+            credit, reasons = recompute(master, record, handed_in)
         except Exception as exc:  # a record the check refuses earns nothing, and says why
             note = f"The grader could not judge this cell's record ({type(exc).__name__}: {exc})."
         if not note and claimed != credit:
@@ -139,32 +169,27 @@ def _claimed(outputs) -> str | None:
     return None
 
 
-def recompute(
-    check: str,
-    record: dict,
-    source: str,
-    call: ast.Call,
-    points: float,
-    lock: checks.LockJudge,
-    sheets: dict,
-    folder: Path | None = None,
-) -> tuple[float, str]:
+def recompute(master: MasterCell, record: dict, handed_in: HandedIn) -> tuple[float, str]:
     """The check's own function, on the recorded inputs, in this process: its credit, and what it
-    printed (the reasons, as the grader sees them). PREDICTIONS and NEXT_PREDICTIONS are
-    `sheets`, what the hand-in's answer cells write out, whatever the kernel recorded; `folder`
-    holds the hand-in's lock file."""
-    from viewcopy.notebook import checks
+    printed (the reasons, as the grader sees them). A part's sheet is the hand-in's
+    (`handed_in.sheets`: what its answer cell writes out), whatever the kernel recorded; the
+    other inputs are the record's (notebook.checks.CHECKS declares which are which)."""
+    from viewcopy.notebook.checks import CHECKS
 
+    check = CHECKS[master.check]
+    if missing := [name for name in check.inputs if name not in record]:
+        raise ValueError(f"the record of {check.name} has no {', '.join(missing)}")
+    call = master.call
     options = {k.arg: ast.literal_eval(k.value) for k in call.keywords if k.arg != "points"}
-    data = {k: records.decode(v) for k, v in record.items() if k in ("rules_after", "answer")}
-    data.update({k: sheet for k, sheet in sheets.items() if k in record})
+    options.update(points=master.points, context=handed_in.context)
+    if check.replay is not None:
+        arguments = [check.replay(record), master_cases(master.source, call)]
+    else:
+        arguments = [handed_in.sheets[part.key] for part in check.parts]
+        options.update({name: records.decode(record[name]) for name in check.recorded})
     said = io.StringIO()
-    with contextlib.redirect_stdout(said), checks.judged_outside(lock, folder):
-        if check == "classify_credit":
-            answers = checks.Answers.from_record(record)
-            credit = checks.classify_credit(answers, master_cases(source, call), points=points)
-        else:
-            credit = getattr(checks, check)(**data, **options, points=points)
+    with contextlib.redirect_stdout(said):
+        credit = check.function(*arguments, **options)
     return float(credit), said.getvalue()
 
 
