@@ -16,6 +16,8 @@ from viewcopy.engine.expressions import ExpressionError
 from viewcopy.exercise import catalogue
 from viewcopy.five.groups import DEFAULT_THRESHOLD
 from viewcopy.grading.grade import DEFAULT_LIMIT_S, GradeError
+from viewcopy.lms.commands import add_lms_parser, run_lms
+from viewcopy.lms.errors import LmsError
 
 USAGE_ERROR = 2
 NEXT_COLUMNS = (
@@ -158,6 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
         "platform's issuer, client_id, deployment_id, key_set_url, authorize_url, token_url "
         "(docs/lms.md); kept in the course's lms/ folder",
     )
+
+    add_lms_parser(commands)
 
     report = commands.add_parser(
         "report", help="the class report of a graded course: misconceptions, locks, scores, traps"
@@ -397,6 +401,7 @@ COMMANDS = {
     "five": run_five,
     "lock-service": run_lock_service,
     "hub": run_hub,
+    "lms": run_lms,
 }
 
 
@@ -416,6 +421,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ExpressionError, DeviceUnavailable, OSError, GradeError, UsageError) as exc:
         print(f"viewcopy {args.command}: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
+    except LmsError as exc:
+        print(f"viewcopy {args.command} {args.action}: {exc}", file=sys.stderr)
+        return 1
     except (MeasurementDisagreement, RuntimeError) as exc:
         print(f"viewcopy {args.command}: measurement failed: {exc}", file=sys.stderr)
         return 1

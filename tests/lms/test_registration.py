@@ -243,7 +243,8 @@ def test_lms_keys_prints_what_to_give_the_lms(tmp_path):
     key = ToolKey.ensure(lms_folder(tmp_path))
     for line in (
         "login URL (OIDC login initiation): https://hub.uni.example/hub/lti13/oauth_login",
-        "redirect URL (launch, target link URI): https://hub.uni.example/hub/lti13/oauth_callback",
+        "redirect URL: https://hub.uni.example/hub/lti13/oauth_callback",
+        "target link URI: https://hub.uni.example/hub",
         "key set URL (public JWK set): https://hub.uni.example/hub/lti13/jwks",
         "    " + json.dumps(key.public_jwk(), sort_keys=True),
         "    https://purl.imsglobal.org/spec/lti-ags/scope/score",

@@ -505,7 +505,11 @@ def app(folder: Path):
             _write(path, {"remaining": remaining - 1})
             return None
         path.unlink()
-        return BackgroundTask(os._exit, 3)
+
+        async def exit_now() -> None:  # on the event loop: no later request is read first
+            os._exit(3)
+
+        return BackgroundTask(exit_now)
 
     context = "/contexts/{context}"
     return Starlette(

@@ -20,12 +20,6 @@ import psutil
 from viewcopy.hub.state import HubState
 
 CONFIG = Path("deploy") / "jupyterhub" / "jupyterhub_config.py"
-LMS_SCOPES = (  # what the tool asks the LMS for: grade passback (AGS) and the roster (NRPS)
-    "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
-    "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly",
-    "https://purl.imsglobal.org/spec/lti-ags/scope/score",
-    "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly",
-)
 START_S = 120
 STOP_S = 60
 
@@ -138,8 +132,9 @@ def welcome(state: HubState) -> str:
 def lti_welcome(state: HubState) -> str:
     """Where the hub is, and what to give the LMS where the tool is registered."""
     from viewcopy.lms.keys import ToolKey
+    from viewcopy.lms.tool import SCOPES, hub_urls
 
-    registration, hub = state.registration(), f"{state.url}/hub"
+    registration = state.registration()
     return "\n".join(
         [
             f"JupyterHub for {state.course_id}: {state.url}",
@@ -147,12 +142,9 @@ def lti_welcome(state: HubState) -> str:
             f"{registration.client_id}, deployment {registration.deployment_id}); Learners are "
             "students, Instructors and TeachingAssistants graders",
             "  give the LMS (docs/lms.md):",
-            f"    login URL (OIDC initiation): {hub}/lti13/oauth_login",
-            f"    redirect URL:                {hub}/lti13/oauth_callback",
-            f"    key set URL:                 {hub}/lti13/jwks "
-            f"(key id {ToolKey.ensure(state.lms).kid})",
-            f"    target link URI:             {hub}",
-            f"    scopes:                      {' '.join(LMS_SCOPES)}",
+            *(f"    {what}: {url}" for what, url in hub_urls(state.url).items()),
+            f"    key id: {ToolKey.ensure(state.lms).kid}",
+            f"    scopes: {' '.join(SCOPES)}",
             f"  course: {state.course_root} (graders' servers have it as $VIEWCOPY_COURSE_ROOT)",
             f"state: {state.folder} (log: {state.log.name}); Ctrl-C stops the hub and every server",
         ]

@@ -16,9 +16,7 @@ issuer, audience, expiry, age and nonce. What the course adds, from its `lms/` f
 
 from __future__ import annotations
 
-import hashlib
 import json
-import re
 from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlparse
@@ -34,25 +32,14 @@ from traitlets import Unicode, default
 
 from viewcopy.lms.keys import ToolKey
 from viewcopy.lms.link import DEPLOYMENT_CLAIM, ROLES_CLAIM, CourseLink, LinkMismatch
-from viewcopy.lms.registration import REGISTRATION_FILE, Registration
+from viewcopy.lms.registration import REGISTRATION_FILE, Registration, hub_name
+from viewcopy.lms.tool import CALLBACK_PATH, KEY_SET_PATH, LOGIN_PATH
 
 LIS = "http://purl.imsglobal.org/vocab/lis/v2/"
 CONTEXT_ROLE = LIS + "membership"
 INSTITUTION_ROLE = LIS + "institution/person"
 GRADER, STUDENT = "grader", "student"
-SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
-KEY_SET_PATH = "lti13/jwks"
-OWN_ENDPOINTS = ("/lti13/oauth_login", "/lti13/oauth_callback", "/" + KEY_SET_PATH)
-
-
-def hub_name(value: str) -> str:
-    """A JupyterHub-safe, stable name for an LMS id: the id itself when it is already lowercase
-    letters, digits, `.`, `_` and `-` (64 at most), else a readable part of it and a hash of the
-    whole (so two ids never share a name: `Ann|42` -> `ann-42-<10 hex>`)."""
-    if SAFE_NAME.fullmatch(value):
-        return value
-    readable = re.sub(r"[^a-z0-9._-]+", "-", value.lower()).strip("-._")[:40] or "lms"
-    return f"{readable}-{hashlib.sha256(value.encode()).hexdigest()[:10]}"
+OWN_ENDPOINTS = tuple("/" + path for path in (LOGIN_PATH, CALLBACK_PATH, KEY_SET_PATH))
 
 
 def _role(role: str, vocabulary: str) -> tuple[str, str] | None:

@@ -1,6 +1,6 @@
 """`viewcopy lms`: the values to give the LMS (`keys`), the roster from it (`roster`), the scores
-to it (`push`). cli.py adds the parser (`add_lms_parser`) and runs `run_lms`; every failure is an
-`LmsError` whose message says what to do."""
+to it (`push`), or into its own gradebook import file (`csv`). cli.py adds the parser
+(`add_lms_parser`) and runs `run_lms`; every failure is an `LmsError` that says what to do."""
 
 from __future__ import annotations
 
@@ -11,19 +11,7 @@ from pathlib import Path
 from viewcopy.course.assignment import ASSIGNMENT
 from viewcopy.lms.errors import LmsError
 from viewcopy.lms.registration import REGISTRATION_FILE, Registration, lms_folder
-
-SCOPES = (
-    "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
-    "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly",
-    "https://purl.imsglobal.org/spec/lti-ags/scope/score",
-    "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly",
-)
-"""The LTI Advantage scopes the tool asks for: line items, results, scores, the roster."""
-HUB_PATHS = {
-    "login URL (OIDC login initiation)": "hub/lti13/oauth_login",
-    "redirect URL (launch, target link URI)": "hub/lti13/oauth_callback",
-    "key set URL (public JWK set)": "hub/lti13/jwks",
-}
+from viewcopy.lms.tool import SCOPES, hub_urls
 
 
 class PushIncomplete(LmsError):
@@ -56,6 +44,19 @@ def add_lms_parser(subparsers) -> argparse._SubParsersAction:
     )
     push.add_argument("assignment", nargs="?", default=ASSIGNMENT)
     push.add_argument("--course", default=".", help="the graded nbgrader course folder")
+    merge = actions.add_parser(
+        "csv",
+        help="the scores merged into the gradebook export the LMS gave, in the layout it "
+        "imports (no LTI rights needed)",
+    )
+    merge.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+    merge.add_argument("--format", required=True, choices=("canvas", "moodle"), help="the LMS")
+    merge.add_argument(
+        "--export", required=True, metavar="LMS_EXPORT.csv", help="the LMS's gradebook export"
+    )
+    merge.add_argument("--out", help="where to write (default: beside the export)")
+    merge.add_argument("--course", default=".", help="the graded nbgrader course folder")
+    merge.add_argument("--title", help="the assignment's column in the LMS, if not the lab's title")
     return actions
 
 
@@ -83,8 +84,7 @@ def run_keys(args: argparse.Namespace) -> str:
         "Give the LMS, when registering the tool (LTI 1.3, LTI Advantage):",
     ]
     if args.hub:
-        base = args.hub.rstrip("/").removesuffix("/hub")
-        lines += [f"  {what}: {base}/{path}" for what, path in HUB_PATHS.items()]
+        lines += [f"  {what}: {url}" for what, url in hub_urls(args.hub).items()]
     lines += [
         "  public key (JWK, if the LMS takes a key rather than a key set URL):",
         "    " + json.dumps(key.public_jwk(), sort_keys=True),
@@ -129,5 +129,20 @@ def run_push(args: argparse.Namespace) -> str:
     return done.summary()
 
 
-ACTIONS = {"keys": run_keys, "roster": run_roster, "push": run_push}
-"""Each action's runner (cli.py adds `csv`, helper 3's import files, here or beside it)."""
+def run_csv(args: argparse.Namespace) -> str:
+    from viewcopy.lms.imports import ImportFileError, default_out, merge_scores
+
+    try:
+        merged = merge_scores(
+            Path(args.course), args.assignment, Path(args.export), args.format, title=args.title
+        )
+        written = merged.write(
+            Path(args.out) if args.out else default_out(args.export, args.assignment)
+        )
+    except ImportFileError as exc:
+        raise LmsError(str(exc)) from None
+    return f"{merged.summary()}\nwritten: {written}"
+
+
+ACTIONS = {"keys": run_keys, "roster": run_roster, "push": run_push, "csv": run_csv}
+"""Each action's runner."""

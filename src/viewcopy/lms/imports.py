@@ -47,9 +47,7 @@ from pathlib import Path
 from viewcopy.course.assignment import ASSIGNMENT, course_config, gradebook_to_read
 from viewcopy.five.questions import QUESTIONS, answer_cell
 from viewcopy.grading.record import FAILED, INTERRUPTED, read_record, record_path
-
-LAB_TITLE = "View or copy (M01.02)"
-"""The lab's assignment as an LMS names it (a new column's header)."""
+from viewcopy.lms.tool import LAB_TITLE
 
 
 class ImportFileError(ValueError):

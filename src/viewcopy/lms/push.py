@@ -22,12 +22,11 @@ from viewcopy.lms.link import CourseLink
 from viewcopy.lms.registration import lms_folder
 from viewcopy.lms.roster import RosterSnapshot
 from viewcopy.lms.scores import GRADING_FAILED, PENDING_MANUAL, StudentScore, assignment_scores
+from viewcopy.lms.tool import LAB_TITLE
 
 AGS = "https://purl.imsglobal.org/spec/lti-ags/scope/"
 SCORE_SCOPE, LINEITEM_SCOPE = AGS + "score", AGS + "lineitem"
 LINEITEM_READ_SCOPE = AGS + "lineitem.readonly"
-LAB_LABEL = "View or copy (lab M01.02)"
-"""The line item's label for the lab's own assignment (another assignment is labelled by name)."""
 REFUSED_ONE = (400, 403, 404, 409, 422)
 """Statuses with which an LMS refuses one score (a user not in the course, an older timestamp):
 named, and the push goes on with the others."""
@@ -74,8 +73,8 @@ class Pushed:
             )
         for score in self.failed_grading:
             lines.append(
-                f"{score.student_id}: grading failed ({score.failure}): no score given, the LMS "
-                f"shows grading Failed; fix it and run `viewcopy grade {self.assignment}`, then "
+                f"{score.student_id}: grading failed ({score.failure}): nothing sent, the LMS "
+                f"keeps what it had; fix it and run `viewcopy grade {self.assignment}`, then "
                 "push again"
             )
         if self.unmapped:
@@ -173,7 +172,7 @@ def _lineitem(ags, link, journal, assignment: str, maximum: float) -> tuple[str,
                     f"{assignment!r} and {maximum:g} points in the LMS, or allow the tool the "
                     "line item scope"
                 )
-            label = LAB_LABEL if assignment == ASSIGNMENT else assignment
+            label = LAB_TITLE if assignment == ASSIGNMENT else assignment
             item = ags.create_lineitem(
                 LineItem()
                 .set_label(label)
@@ -243,8 +242,9 @@ def _push_one(ags, journal: Journal, done: Pushed, score: StudentScore, user: st
 
     lineitem, student = done.lineitem, score.student_id
     item = LineItem({"id": lineitem})
-    if score.grading == GRADING_FAILED:
+    if score.grading == GRADING_FAILED:  # nothing posted: the LMS keeps what it had
         done.failed_grading.append(score)
+        return
     pending = journal.pending(lineitem, user)
     if pending is not None:  # an earlier run's POST that was never answered: as it was
         if not _post(ags, journal, done, item, student, user, pending.payload):

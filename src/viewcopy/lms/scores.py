@@ -3,8 +3,9 @@ says it: `scoreGiven` the gradebook's total (less the late penalty, as `nbgrader
 `scoreMaximum` the assignment's maximum, `gradingProgress` PendingManual while any cell awaits
 hand grading (answers 21-25) and FullyGraded after, `activityProgress` from the hand-in.
 
-A hand-in whose last grading failed (`viewcopy grade`'s record) gets no scoreGiven: its
-gradingProgress is Failed, and the push names it.
+A hand-in whose last grading failed (`viewcopy grade`'s record) has no score to give: its
+gradingProgress is Failed, and the push sends nothing for it (the LMS keeps what it had, as a
+regrade that failed must not erase an earlier score) and names it.
 """
 
 from __future__ import annotations
