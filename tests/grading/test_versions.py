@@ -78,6 +78,13 @@ def test_a_record_written_before_versions_still_reads(tmp_path):
     assert read_record(path)["ann"].viewcopy == ""
 
 
+def test_a_record_that_does_not_read_is_replaced_whole(tmp_path):
+    path = tmp_path / "record.csv"
+    path.write_text("student_id,status\nann\n")  # edited by hand: no seconds, a short row
+    write_record(path, [HandInOutcome("ann", SKIPPED, reason="already graded")])
+    assert read_record(path) == {"ann": HandInOutcome("ann", SKIPPED, 0.0, "already graded")}
+
+
 def test_versions_of_pairs_the_lock_s_version_with_the_grading_s(tmp_path):
     course = tmp_path
     handed_in(course, "before")  # the frozen hand-in: a lock file without a version

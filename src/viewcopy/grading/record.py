@@ -74,7 +74,10 @@ def write_record(path: Path, outcomes: Iterable[HandInOutcome]) -> None:
     does: this process's for a hand-in this run graded or tried to (on a cluster, the
     coordinator's); for one skipped as already graded, the version the last record gave its
     grading ("" where it gave none: graded before versions, or by plain `nbgrader autograde`)."""
-    last = read_record(path)
+    try:
+        last = read_record(path)
+    except (OSError, ValueError, KeyError, csv.Error):  # a record edited by hand: start afresh
+        last = {}
 
     def graded_by(o: HandInOutcome) -> str:
         if o.viewcopy or o.status != SKIPPED:
