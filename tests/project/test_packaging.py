@@ -18,10 +18,16 @@ ENVIRONMENT = yaml.safe_load((ROOT / "environment.yml").read_text())
 CONDA_NAMES = {"torch": "pytorch"}
 
 
+def pip_entries() -> list[str]:
+    """What environment.yml asks pip for (a package conda-forge lacks, and the project)."""
+    return next(e["pip"] for e in ENVIRONMENT["dependencies"] if isinstance(e, dict))
+
+
 def conda_specs() -> dict[str, str]:
+    """Every package environment.yml installs, by conda or by pip, and its version range."""
     specs = {}
-    for entry in ENVIRONMENT["dependencies"]:
-        if isinstance(entry, str):
+    for entry in [*ENVIRONMENT["dependencies"], *pip_entries()]:
+        if isinstance(entry, str) and entry != "-e .":
             name, spec = re.fullmatch(r"([\w-]+)\s*(.*)", entry).groups()
             specs[name] = spec.replace(" ", "")
     return specs
@@ -44,8 +50,7 @@ def test_every_runtime_course_and_hub_requirement_is_in_conda_with_the_same_rang
 
 def test_python_range_and_the_package_itself():
     assert conda_specs()["python"] == PROJECT["requires-python"]
-    pip = next(e["pip"] for e in ENVIRONMENT["dependencies"] if isinstance(e, dict))
-    assert pip == ["-e ."]
+    assert pip_entries()[-1] == "-e ."  # the project last, after what conda-forge lacks
 
 
 def test_torch_is_a_range_not_a_pin():
