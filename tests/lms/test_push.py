@@ -191,6 +191,23 @@ def test_the_lms_down_mid_push_loses_nothing_and_receives_nothing_twice(course, 
     ]
 
 
+def test_a_failing_lms_is_retried_with_back_off_and_each_score_lands_once(course, platform):
+    waits = []
+    platform.busy_for(2)  # two 503s: the first score's first try and its retry
+    done = push(course, ASSIGNMENT, retries=FAST, sleep=waits.append)
+    assert done.complete and waits == [FAST.delay(0), FAST.delay(1)]
+    posts = platform.score_posts()
+    assert sorted(p["userId"] for p in posts) == sorted(set(EVERYONE) - {FAILS})
+    assert_the_lms_holds_the_gradebook(course, platform, platform.lineitems()[0]["id"])
+
+    platform.busy_for(len(EVERYONE))  # failing longer than the retries: one clear error
+    hand_grade(course, "typical", 0.5)
+    with pytest.raises(LmsUnreachable) as failing:
+        push(course, ASSIGNMENT, retries=FAST, sleep=waits.append)
+    assert "HTTP 503: the gradebook is busy, try again" in str(failing.value)
+    assert len(platform.score_posts()) == len(posts)  # the refused tries stored nothing
+
+
 def test_students_it_cannot_map_are_named_and_get_nothing(course, platform):
     platform.enrol([Member(s, s, f"{s}@uni.example") for s in EVERYONE if s != "memoriser"])
     said = push(course, ASSIGNMENT, retries=FAST).summary()

@@ -478,6 +478,8 @@ def app(folder: Path):
 
     async def scores(request):
         item = request.path_params["item"]
+        if _busy(store):
+            return JSONResponse({"error": "the gradebook is busy, try again"}, 503)
         result = service("ags", request, await plain(request), "handle_update_score", item=item)
         return answer(result, background=_outage(store) if result.code < 300 else None)
 
@@ -494,6 +496,14 @@ def app(folder: Path):
         query.update({n: int(query[n]) for n in ("page", "limit") if n in query})
         query.setdefault("limit", PAGE)
         return answer(service("nrps", request, data, "handle_get_members"))
+
+    def _busy(store: Store) -> bool:
+        """Whether to answer this score POST 503 without storing it (`busy_for`)."""
+        path = store.folder / "busy.json"
+        remaining = _read(path, {}).get("remaining", 0)
+        if remaining:
+            _write(path, {"remaining": remaining - 1})
+        return bool(remaining)
 
     def _outage(store: Store):
         """After an accepted score: exit once the outage's count runs out (`fail_after`)."""
@@ -661,6 +671,10 @@ class Platform:
     def results(self, lineitem_id: str) -> dict[str, dict]:
         """The latest score per user of a line item, as the LMS's gradebook shows it."""
         return _latest(self.store, lineitem_id)
+
+    def busy_for(self, scores: int) -> None:
+        """The next `scores` score POSTs are answered 503 (the LMS failing) and not stored."""
+        _write(self.folder / "busy.json", {"remaining": scores})
 
     def fail_after(self, scores: int) -> None:
         """The process exits right after answering its `scores`-th next score POST."""
