@@ -29,7 +29,6 @@ from support.oracles import (
     student_classify,
 )
 
-from viewcopy import cli
 from viewcopy.course.assignment import CLASSIFY_CELLS, NOTEBOOK
 from viewcopy.course.handin import (
     CHANGED,
@@ -54,8 +53,9 @@ from viewcopy.locking.record import LOCK_FILE
 from viewcopy.notebook import checks
 from viewcopy.notebook.cases import Case, CaseResult, run_case
 from viewcopy.notebook.miss_lines import Miss, miss_line, parse_misses, total_line
-from viewcopy.report.build import build_report, rows
+from viewcopy.report.build import build_report
 from viewcopy.report.files import FIGURES, write_report
+from viewcopy.report.rows import rows
 
 pytestmark = [pytest.mark.course]
 
@@ -235,11 +235,6 @@ def test_a_course_without_gradebook_or_autograded_notebooks_is_reported_not_a_cr
     assert all(p.stat().st_size for p in written)
 
 
-def test_a_folder_that_is_not_a_graded_course_is_an_error(tmp_path, capsys):
-    assert cli.main(["report", "--course", str(tmp_path)]) == cli.USAGE_ERROR
-    assert "not graded yet" in capsys.readouterr().err
-
-
 # --- the report on the session's graded class ---------------------------------------------------
 
 
@@ -404,16 +399,6 @@ def test_the_csv_holds_the_report_s_numbers_and_each_figure_is_a_png(graded, tmp
     for name in FIGURES:
         data = (tmp_path / f"{name}.png").read_bytes()
         assert data.startswith(PNG) and len(data) > 1000, name
-
-
-def test_the_report_command_writes_beside_the_course_and_exits_0(graded, capsys):
-    course, results, _ = graded
-    assert cli.main(["report", "view_or_copy", "--course", str(course)]) == 0
-    out = capsys.readouterr().out
-    assert f"{len(results)} students" in out and "pass 16/20" in out
-    folder = course / "reports" / "view_or_copy"
-    assert (folder / "report.csv").is_file()
-    assert all((folder / f"{name}.png").read_bytes().startswith(PNG) for name in FIGURES)
 
 
 def test_the_report_notebook_runs_on_the_course_and_shows_every_figure(graded):
