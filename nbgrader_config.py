@@ -20,6 +20,7 @@ from viewcopy.plugins import (  # the one path a course config names
     CapOutputs,
     HideHiddenTests,
     KeepHandedInLock,
+    KeepStudentMeasurements,
     PartsWithScores,
     PlaceHandedInLock,
     PredictionScoring,
@@ -66,6 +67,7 @@ c.Autograde.sanitize_preprocessors = [
 c.Autograde.autograde_preprocessors = [
     PlaceHandedInLock,
     PredictionScoring,
+    KeepStudentMeasurements,
     Execute,
     CapOutputs,
     TrustedCredit,
@@ -77,6 +79,12 @@ c.Autograde.autograde_preprocessors = [
     SanitizeForInstructor,
     CheckCellMetadata,
 ]
+
+# The cells that measure for the student and carry no points (the explorer, what a copy costs, the
+# production profile) keep the student's own outputs, measured on the student's machine, instead of
+# running again (viewcopy/plugins/student_measurements.py); every graded cell is recomputed.
+# False measures them again on the grader.
+c.KeepStudentMeasurements.enabled = True
 
 # How the twenty are credited: "card" (the lab card's line: full credit from 16/20 right; 16 of the
 # twenty are views on x, so answering "view" to all reaches it) or "balanced" (full credit from 80%

@@ -17,6 +17,7 @@ from viewcopy.plugins.feedback import PartsWithScores
 from viewcopy.plugins.handed_in_lock import KeepHandedInLock, PlaceHandedInLock
 from viewcopy.plugins.sanitize import SanitizeForInstructor
 from viewcopy.plugins.scoring_policy import PredictionScoring
+from viewcopy.plugins.student_measurements import KeepStudentMeasurements
 
 PACKAGE = ROOT / "src" / "viewcopy"
 LAYERS = (
@@ -162,6 +163,7 @@ def test_the_config_deployed_at_0_1_0_loads_the_same_plug_ins_as_todays():
         WrapAnswerLines,
         SanitizeForInstructor,
         PartsWithScores,
+        KeepStudentMeasurements,
     }
     for section, key in [
         ("Autograde", "sanitize_preprocessors"),
@@ -222,8 +224,9 @@ def test_a_config_naming_the_plug_ins_deep_paths_loads_the_same_plug_ins():
         ("Autograde", "autograde_preprocessors"),
         ("GenerateFeedback", "preprocessors"),
     ]:
-        # PartsWithScores was added after 0.1.0+70cf16b
-        now = [step for step in today[section][key] if step is not PartsWithScores]
+        # PartsWithScores and KeepStudentMeasurements were added after 0.1.0+70cf16b
+        later = (PartsWithScores, KeepStudentMeasurements)
+        now = [step for step in today[section][key] if step not in later]
         assert deep[section][key] == now, (section, key)
 
 

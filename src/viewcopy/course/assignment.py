@@ -38,6 +38,11 @@ RULES_AFTER_CELL = "rules_after"
 """The answer cell that assigns RULES_AFTER."""
 CLASSIFY_CELLS = ("test_classify_visible", "test_classify_hidden")
 """The test cells that grade classify: the twenty, then the hidden trap cases."""
+MEASURING_CELLS = ("explorer", "what_did_you_pay", "profile_production")
+"""The master's cells that measure for the student and carry no points: the diagram explorer,
+what a copy costs (question 25, measured) and the production model's profile. Each is one call
+that binds no name, and no graded cell reads what it does, so grading keeps the student's own
+outputs of each instead of measuring again (viewcopy.plugins.KeepStudentMeasurements)."""
 
 SUBMITTED_AT = "2026-11-29 09:00:00.000000 UTC"
 """The submission time written for hand-ins built here (nbgrader's timestamp.txt format)."""

@@ -1,5 +1,6 @@
 """nbgrader plug-ins: the grader's own verdict, restored cells, feedback, the output cap, the lock a
-notebook carries, the scoring policy, answer lines, sanitizing, and the sandboxed kernel.
+notebook carries, the student's own measurements kept, the scoring policy, answer lines,
+sanitizing, and the sandboxed kernel.
 
 This package is the one path a course's `nbgrader_config.py` names
 (`from viewcopy.plugins import TrustedCredit, ...`). Each plug-in is imported from its module the
@@ -15,6 +16,7 @@ HOMES = {
     "CapOutputs": "output_cap",
     "HideHiddenTests": "feedback",
     "KeepHandedInLock": "handed_in_lock",
+    "KeepStudentMeasurements": "student_measurements",
     "PartsWithScores": "feedback",
     "PlaceHandedInLock": "handed_in_lock",
     "PredictionScoring": "scoring_policy",
