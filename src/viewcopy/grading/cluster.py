@@ -19,12 +19,12 @@ import logging
 import time
 import uuid
 from collections import deque
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable
 
 from viewcopy.course.assignment import course_config, gradebook_url, submission_folder
 from viewcopy.course.autograde_rows import record_autograde
 from viewcopy.course.gradebook_rows import AssignmentNotInGradebook, export_rows
+from viewcopy.grading.pool import ABANDONED, STOPPED, Done, GradingRun, PoolLost
 from viewcopy.grading.record import (
     FAILED,
     GRADED,
@@ -36,14 +36,7 @@ from viewcopy.grading.record import (
     staged_folder,
 )
 from viewcopy.grading.remote import grade_hand_in, inspect_worker
-from viewcopy.grading.task import (
-    STOPPED,
-    CourseParcel,
-    GradedParcel,
-    HandInParcel,
-    pack,
-    unpack,
-)
+from viewcopy.grading.task import CourseParcel, GradedParcel, HandInParcel, pack, unpack
 from viewcopy.grading.worker import gradebook_url as waiting_url
 from viewcopy.plugins.sandbox import Limits
 
@@ -54,40 +47,33 @@ GPU = "GPU"
 
 
 class ClusterPool:
-    """Sends hand-ins to a Dask scheduler's workers and writes what comes back."""
+    """The pool (grading.pool.Pool) on a Dask cluster: sends hand-ins to the scheduler's workers
+    (`run.cluster`) and writes what comes back."""
 
-    def __init__(
-        self,
-        course: Path,
-        assignment: str,
-        address: str,
-        limit_s: float,
-        logs: Path,
-        sandbox: Limits | None,
-        devices: tuple[str, ...],
-        say: Callable[[str], None],
-    ):
-        self.course, self.assignment, self.address = course, assignment, address
-        self.limit_s, self.logs, self.devices = limit_s, logs, devices
-        self.config = course_config(course)
+    def __init__(self, run: GradingRun, say: Callable[[str], None]):
+        self.course, self.assignment, self.address = run.course, run.assignment, run.cluster
+        self.limit_s, self.logs, self.devices = run.limit_s, run.logs, run.devices
+        self.config = course_config(self.course)
         _refuse_lock_service(self.config)
-        self.url = waiting_url(gradebook_url(course))
+        self.url = waiting_url(gradebook_url(self.course))
         try:
-            rows = export_rows(self.url, _course_id(self.config), assignment)
+            rows = export_rows(self.url, _course_id(self.config), self.assignment)
         except AssignmentNotInGradebook as exc:
             raise GradeError(str(exc)) from None
         self.rows = rows
+        self.pending: dict = {}
+        """Each task in flight (a Dask future) -> its student."""
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
-        self.client = _connect(address)
+        self.client = _connect(self.address)
         try:
-            self.slots = self._check_workers(sandbox, say)
-            parcel = CourseParcel.of(course, assignment, rows, sandbox)
+            self.slots = self._check_workers(run.sandbox, say)
+            parcel = CourseParcel.of(self.course, self.assignment, rows, run.sandbox)
             self.parcel = self.client.scatter(parcel, broadcast=True, hash=False)
         except BaseException:
             self.close()
             raise
         self.stop = f"viewcopy-stop-{uuid.uuid4().hex}"
-        self.resources = {GPU: 1} if "cuda" in devices else None
+        self.resources = {GPU: 1} if "cuda" in self.devices else None
 
     def _check_workers(self, sandbox: Limits | None, say: Callable[[str], None]) -> int:
         """Every worker can grade as asked (versions, sandbox); a GPU worker when cuda is asked
@@ -131,49 +117,29 @@ class ClusterPool:
         say(f"cluster {self.address}: {len(workers)} workers ({gpus} with GPU); {isolation}")
         return sum(info.get("nthreads", 1) for info in workers.values())
 
-    def run(self, students: Sequence[str], done: Callable[[HandInOutcome], None]) -> None:
-        """Grade `students`; a first Ctrl-C starts nothing new and lets the tasks in flight
-        finish, a second one abandons them (nothing of theirs is written)."""
+    def step(self, queue: deque[str], done: Done) -> None:
+        self._submit(queue)
+        for future in self._finished():
+            done(self._outcome(future, self.pending.pop(future)))
+
+    def in_flight(self) -> list[str]:
+        return list(self.pending.values())
+
+    def stop_starting(self) -> None:
+        """The tasks waiting on workers stop before they begin (they come back `STOPPED`)."""
         from distributed import Event
 
-        queue, pending = deque(students), {}
-        draining = False
-        while queue or pending:
-            try:
-                self._submit(queue, pending)
-                for future in self._finished(pending):
-                    done(self._outcome(future, pending.pop(future)))
-            except KeyboardInterrupt:
-                if draining:
-                    self.client.cancel(list(pending))
-                    for student_id in pending.values():
-                        done(_interrupted(student_id, "abandoned by a second Ctrl-C"))
-                    raise
-                draining = True
-                Event(self.stop, client=self.client).set()
-                for student_id in queue:
-                    done(_interrupted(student_id, STOPPED))
-                queue.clear()
-                print(
-                    "\nCtrl-C: finishing the submissions in flight; Ctrl-C again abandons them",
-                    flush=True,
-                )
-            except _SchedulerLost:
-                for student_id in [*pending.values(), *queue]:
-                    done(_interrupted(student_id, "the Dask scheduler was lost"))
-                graded = len(students) - len(pending) - len(queue)
-                raise GradeError(
-                    f"lost the Dask scheduler at {self.address}: {graded} of {len(students)} "
-                    "hand-ins were written, each whole (gradebook rows and autograded folder); "
-                    "start the scheduler again and rerun the same command: it grades only what "
-                    "is missing"
-                ) from None
-        if draining:
-            raise KeyboardInterrupt
+        Event(self.stop, client=self.client).set()
 
-    def _submit(self, queue: deque, pending: dict) -> None:
+    def abandon(self, done: Done) -> None:
+        """Nothing of a cancelled task is written: the coordinator writes only what comes back."""
+        self.client.cancel(list(self.pending))
+        for student_id in self.pending.values():
+            done(_interrupted(student_id, ABANDONED))
+
+    def _submit(self, queue: deque[str]) -> None:
         """Keep about two tasks per worker thread in flight: hand-ins are read as they go."""
-        while queue and len(pending) < 2 * self.slots + 2:
+        while queue and len(self.pending) < 2 * self.slots + 2:
             student_id = queue.popleft()
             folder = submission_folder(self.course, student_id, self.assignment)
             hand_in = HandInParcel(student_id, pack(folder), self.devices, self.limit_s)
@@ -186,19 +152,20 @@ class ClusterPool:
                 pure=False,
                 resources=self.resources,
             )
-            pending[future] = student_id
+            self.pending[future] = student_id
 
-    def _finished(self, pending: dict) -> list:
+    def _finished(self) -> list:
         from concurrent.futures import CancelledError
 
         from distributed import wait
 
         try:
-            return list(wait(list(pending), timeout=0.5, return_when="FIRST_COMPLETED").done)
+            finished = wait(list(self.pending), timeout=0.5, return_when="FIRST_COMPLETED")
+            return list(finished.done)
         except TimeoutError:
             return []
         except CancelledError:  # only the lost scheduler cancels them while we wait
-            raise _SchedulerLost from None
+            raise self._lost() from None
 
     def _outcome(self, future, student_id: str) -> HandInOutcome:
         from concurrent.futures import CancelledError
@@ -208,7 +175,7 @@ class ClusterPool:
         try:
             returned: GradedParcel = future.result()
         except CancelledError:
-            raise _SchedulerLost from None
+            raise self._lost() from None
         except KilledWorker as exc:
             return HandInOutcome(
                 student_id,
@@ -266,13 +233,17 @@ class ClusterPool:
         publish(self.course, self.assignment, student_id)
         return HandInOutcome(student_id, GRADED, graded.seconds, "", devices, returned.worker)
 
+    def _lost(self) -> PoolLost:
+        """The client lost the scheduler: its tasks are cancelled."""
+        return PoolLost(
+            f"the Dask scheduler at {self.address}",
+            "the Dask scheduler was lost",
+            "start the scheduler again and rerun the same command: it grades only what is missing",
+        )
+
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.client.close(timeout=5)
-
-
-class _SchedulerLost(Exception):
-    """The client lost the scheduler: its tasks are cancelled."""
 
 
 def _interrupted(student_id: str, reason: str) -> HandInOutcome:

@@ -7,7 +7,8 @@ submission (a hang or a kernel killed by the student's code fails that student o
 lets the submissions in flight finish before it stops (a second Ctrl-C abandons them). Killed
 outright (SIGKILL, out of memory), it takes its workers and their kernels with it, and the next run
 grades what was in flight: a hand-in reaches autograded/ only whole. With a cluster,
-viewcopy.grading.cluster takes the pool's place: the same outcomes, record and bar.
+viewcopy.grading.cluster takes the pool's place: the same protocol and drain loop
+(viewcopy.grading.pool), the same outcomes, record and bar.
 """
 
 from __future__ import annotations
@@ -25,6 +26,15 @@ from pathlib import Path
 
 from viewcopy.course.assignment import course_config
 from viewcopy.engine.devices import available_devices
+from viewcopy.grading.pool import (
+    ABANDONED,
+    DEFAULT_LIMIT_S,
+    SANDBOXED,
+    Done,
+    GradingRun,
+    Pool,
+    drain,
+)
 from viewcopy.grading.record import (
     FAILED,
     GRADED,
@@ -40,8 +50,6 @@ from viewcopy.grading.record import (
 from viewcopy.grading.worker import STOP, Graded, kill_tree, serve
 from viewcopy.plugins.sandbox import Cgroups, Limits, bwrap_problem, describe
 
-DEFAULT_LIMIT_S = 900
-SANDBOXED = Limits()
 LOCAL = "local"
 
 
@@ -116,59 +124,37 @@ class Worker:
         self.connection.close()
 
 
-class Pool:
-    """Hands students to workers; collects one HandInOutcome per student, whatever each one does."""
+class LocalPool:
+    """The pool (grading.pool.Pool) on this machine: hands students to worker processes; reports
+    one HandInOutcome per student, whatever each one does."""
 
-    def __init__(
-        self,
-        course: Path,
-        assignment: str,
-        jobs: int,
-        limit_s: float,
-        logs: Path,
-        limits: Limits | None,
-    ):
-        self.course, self.assignment, self.limit_s, self.logs = course, assignment, limit_s, logs
-        self.limits = limits
+    def __init__(self, run: GradingRun, jobs: int):
+        self.run = run
         self.slots = jobs
         self.workers = [self._spawn(i) for i in range(jobs)]
 
     def _spawn(self, index: int) -> Worker:
-        return Worker(self.course, self.assignment, self.logs / f"worker-{index}.log", self.limits)
+        run = self.run
+        log = run.logs / f"worker-{index}.log"
+        return Worker(run.course, run.assignment, log, run.sandbox)
 
-    def run(self, students: Sequence[str], done: Callable[[HandInOutcome], None]) -> None:
-        queue = deque(students)
-        draining = False
-        while queue or any(w.student_id for w in self.workers):
-            try:
-                self._dispatch(queue)
-                self._collect(done)
-                self._enforce_limit(done)
-            except KeyboardInterrupt:
-                if draining:
-                    self._abandon(done)
-                    raise
-                draining = True
-                for student_id in queue:
-                    done(
-                        HandInOutcome(
-                            student_id, INTERRUPTED, reason="stopped by Ctrl-C before start"
-                        )
-                    )
-                queue.clear()
-                print(
-                    "\nCtrl-C: finishing the submissions in flight; Ctrl-C again abandons them",
-                    flush=True,
-                )
-        if draining:
-            raise KeyboardInterrupt
+    def step(self, queue: deque[str], done: Done) -> None:
+        self._dispatch(queue)
+        self._collect(done)
+        self._enforce_limit(done)
+
+    def in_flight(self) -> list[str]:
+        return [w.student_id for w in self.workers if w.student_id]
+
+    def stop_starting(self) -> None:
+        """Nothing waits in a worker: what has not started is still in the queue."""
 
     def _dispatch(self, queue: deque) -> None:
         for worker in self.workers:
             if worker.ready and worker.student_id is None and queue:
                 worker.give(queue.popleft())
 
-    def _collect(self, done: Callable[[HandInOutcome], None]) -> None:
+    def _collect(self, done: Done) -> None:
         by_connection = {w.connection: w for w in self.workers}
         for ready in wait(list(by_connection), timeout=0.5):
             worker = by_connection[ready]
@@ -193,37 +179,33 @@ class Pool:
                 worker.student_id = None
 
     def _record(self, graded: Graded) -> None:
-        (self.logs / f"{graded.student_id}.log").write_text(graded.log, encoding="utf-8")
+        (self.run.logs / f"{graded.student_id}.log").write_text(graded.log, encoding="utf-8")
 
-    def _enforce_limit(self, done: Callable[[HandInOutcome], None]) -> None:
-        now = time.monotonic()
+    def _enforce_limit(self, done: Done) -> None:
+        now, limit_s = time.monotonic(), self.run.limit_s
         for worker in self.workers:
-            if worker.student_id and now - worker.since > self.limit_s:
+            if worker.student_id and now - worker.since > limit_s:
                 self._replace(
                     worker,
                     done,
-                    f"still running after the {self.limit_s:g} s limit for one submission "
+                    f"still running after the {limit_s:g} s limit for one submission "
                     "(an endless loop or a hang); its kernel was killed",
                 )
 
-    def _replace(self, worker: Worker, done: Callable[[HandInOutcome], None], reason: str) -> None:
+    def _replace(self, worker: Worker, done: Done, reason: str) -> None:
         student_id, seconds = worker.student_id, time.monotonic() - worker.since
         worker.kill()
         index = self.workers.index(worker)
         self.workers[index] = self._spawn(index)
         if student_id:
-            discard_partial(self.course, self.assignment, student_id)
+            discard_partial(self.run.course, self.run.assignment, student_id)
             done(HandInOutcome(student_id, FAILED, seconds, reason))
 
-    def _abandon(self, done: Callable[[HandInOutcome], None]) -> None:
+    def abandon(self, done: Done) -> None:
         for worker in self.workers:
             if worker.student_id:
-                discard_partial(self.course, self.assignment, worker.student_id)
-                done(
-                    HandInOutcome(
-                        worker.student_id, INTERRUPTED, reason="abandoned by a second Ctrl-C"
-                    )
-                )
+                discard_partial(self.run.course, self.run.assignment, worker.student_id)
+                done(HandInOutcome(worker.student_id, INTERRUPTED, reason=ABANDONED))
                 worker.student_id = None
             worker.kill()
 
@@ -287,23 +269,13 @@ def grade(
         bar.set_postfix_str(f"{failed} failed" if failed else "", refresh=False)
         bar.update(1)
 
+    run = GradingRun(course, assignment, logs, limit_s, sandbox, jobs, cluster, tuple(devices))
     try:
         if todo:
-            pool = _open_pool(
-                course,
-                assignment,
-                len(todo),
-                jobs,
-                limit_s,
-                logs,
-                sandbox,
-                say,
-                cluster,
-                tuple(devices),
-            )
+            pool = open_pool(run, len(todo), say)
             bar = _progress_bar(len(todo), pool.slots, progress)
             try:
-                pool.run(todo, done)
+                drain(pool, todo, done)
             finally:
                 pool.close()
     finally:
@@ -314,21 +286,21 @@ def grade(
     return sorted(outcomes, key=lambda o: o.student_id)
 
 
-def _open_pool(course, assignment, count, jobs, limit_s, logs, sandbox, say, cluster, devices):
-    """The local pool, or the cluster's; GradeError, before anything is graded, when it cannot
-    grade as asked."""
-    if cluster:
+def open_pool(run: GradingRun, count: int, say: Callable[[str], None]) -> Pool:
+    """The pool for `count` hand-ins: the cluster's when the run names one, else this machine's;
+    GradeError, before anything is graded, when it cannot grade as asked."""
+    if run.cluster:
         from viewcopy.grading.cluster import ClusterPool
 
-        return ClusterPool(course, assignment, cluster, limit_s, logs, sandbox, devices, say)
-    missing = [d for d in devices if d not in available_devices()]
+        return ClusterPool(run, say)
+    missing = [d for d in run.devices if d not in available_devices()]
     if missing:
         raise GradeError(
             f"--devices asks for {', '.join(missing)}, which this machine does not have: grade "
             "on a cluster with such a worker (--cluster), or leave it out of --devices"
         )
-    say(_isolation(sandbox))
-    return Pool(course, assignment, pool_size(jobs, count), limit_s, logs, sandbox)
+    say(_isolation(run.sandbox))
+    return LocalPool(run, pool_size(run.jobs, count))
 
 
 def _isolation(sandbox: Limits | None) -> str:

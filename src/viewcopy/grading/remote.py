@@ -20,15 +20,9 @@ from pathlib import Path
 
 from viewcopy.course.gradebook_rows import import_rows
 from viewcopy.engine.devices import available_devices
+from viewcopy.grading.pool import STOPPED
 from viewcopy.grading.record import autograded_folder
-from viewcopy.grading.task import (
-    STOPPED,
-    CourseParcel,
-    GradedParcel,
-    HandInParcel,
-    pack,
-    unpack,
-)
+from viewcopy.grading.task import CourseParcel, GradedParcel, HandInParcel, pack, unpack
 from viewcopy.grading.worker import Graded, failure_reason, kill_tree, load_api
 from viewcopy.plugins.sandbox import bwrap_problem, describe
 

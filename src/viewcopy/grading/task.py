@@ -53,15 +53,12 @@ class HandInParcel:
 class GradedParcel:
     """What comes back: nbgrader's verdict and log, the autograded folder's files (empty when
     grading failed) and the worker that graded it. `ran` is False when nbgrader never ran: a
-    first Ctrl-C stopped the task before it began (`STOPPED`), or the worker lacks a device."""
+    first Ctrl-C stopped the task before it began (`pool.STOPPED`), or the worker lacks a device."""
 
     graded: Graded
     files: Files
     worker: str
     ran: bool = True
-
-
-STOPPED = "stopped by Ctrl-C before start"
 
 
 def pack(folder: Path) -> Files:
