@@ -1,33 +1,33 @@
 """`viewcopy grade --cluster` on a real Dask cluster (a `dask scheduler` and `dask worker`
 processes on 127.0.0.1), against plain `nbgrader autograde` on the same hand-ins: every gradebook
 row and autograded notebook the same, with SQLite and with a real PostgreSQL server, a worker
-killed mid-run, the scheduler lost, the coordinator killed, and the GPU lane.
+killed mid-run, the scheduler lost, and the GPU lane (the coordinator, `viewcopy grade --cluster`,
+killed outright: tests/commands/test_viewcopy_grade.py).
 
 Slow (a kernel per hand-in): one built course and one cluster serve the module.
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 import shutil
-import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
-import nbformat
-import psutil
 import pytest
+from support.regrading import (
+    KILLS_KERNEL,
+    Cluster,
+    assert_graded_as_plain,
+    copy_of,
+    gradebook_rows,
+    wait_for,
+)
 from support.sandboxing import sandbox_or_skip
-from support.servers import free_port
 from support.the_class import course_of, everyone
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
-    NOTEBOOK,
     NOTEBOOK_ID,
     enrol,
     gradebook_url,
@@ -44,9 +44,7 @@ pytestmark = [pytest.mark.cluster, pytest.mark.postgres, pytest.mark.course, pyt
 
 sandbox_or_skip()
 
-BIN = Path(sys.executable).parent
 KEPT = ("perfect", "typical", "never_locked")
-KILLS_KERNEL = "exits_kernel"
 
 
 @pytest.fixture(scope="module")
@@ -54,113 +52,6 @@ def built(the_class, tmp_path_factory):
     """Three of the session class's hand-ins and its dead kernel's, never graded: each test grades
     a copy, and compares with the session's plain `nbgrader autograde` (conftest's `plain`)."""
     return course_of(the_class, tmp_path_factory.mktemp("cluster") / "built", [*KEPT, KILLS_KERNEL])
-
-
-def copy_of(course: Path, to: Path) -> Path:
-    shutil.copytree(course, to, ignore=shutil.ignore_patterns("autograded", "grade_logs"))
-    return to
-
-
-def gradebook_rows(url: str) -> dict:
-    """Every submission row nbgrader keeps: timestamps, scores, flags, comments, penalties."""
-    from nbgrader.api import Gradebook, SubmittedAssignment
-
-    rows = {}
-    with Gradebook(url) as gradebook:
-        for submission in gradebook.db.query(SubmittedAssignment):
-            student = submission.student.id
-            rows[student, "timestamp"] = submission.timestamp
-            for notebook in submission.notebooks:
-                rows[student, notebook.name, "late"] = notebook.late_submission_penalty
-                for g in notebook.grades:
-                    rows[student, g.name, "grade"] = (
-                        g.auto_score, g.manual_score, g.extra_credit, g.needs_manual_grade
-                    )  # fmt: skip
-                for c in notebook.comments:
-                    rows[student, c.name, "comment"] = (c.auto_comment, c.manual_comment)
-    return rows
-
-
-def assert_graded_as_plain(course: Path, plain: Path, student_ids) -> None:
-    ours, theirs = gradebook_rows(gradebook_url(course)), gradebook_rows(gradebook_url(plain))
-    ours = {k: v for k, v in ours.items() if k[0] in student_ids}
-    theirs = {k: v for k, v in theirs.items() if k[0] in student_ids}
-    assert ours == theirs
-    assert sum(v[0] or 0 for k, v in ours.items() if k[-1] == "grade") > 20
-    for student_id in student_ids:
-        mine = course / "autograded" / student_id / ASSIGNMENT
-        other = plain / "autograded" / student_id / ASSIGNMENT
-        assert mine.is_dir() == other.is_dir(), student_id
-        if other.is_dir():
-            assert sorted(p.name for p in mine.iterdir()) == sorted(p.name for p in other.iterdir())
-            assert cells(mine / NOTEBOOK) == cells(other / NOTEBOOK)
-
-
-def cells(path: Path) -> list:
-    """Each cell's source and nbgrader metadata (outputs differ in the sandbox and in pandas'
-    random style ids; their scores are compared in the gradebook)."""
-    notebook = nbformat.read(path, as_version=4)
-    return [(c.source, c.metadata.get("nbgrader")) for c in notebook.cells]
-
-
-class Cluster:
-    """A `dask scheduler` and its `dask worker` processes on 127.0.0.1, each in its own session."""
-
-    def __init__(self, folder: Path):
-        folder.mkdir(exist_ok=True)
-        self.folder, self.workers = folder, {}
-        self.address = f"tcp://127.0.0.1:{free_port()}"
-        port = self.address.rsplit(":", 1)[1]
-        self.scheduler = self._start(
-            "scheduler", "dask", "scheduler", "--host", "127.0.0.1", "--port", port,
-            "--no-dashboard",
-        )  # fmt: skip
-        from distributed import Client
-
-        self.client = Client(self.address, timeout=60, set_as_default=False)
-
-    def _start(self, name: str, *command: str) -> subprocess.Popen:
-        log = (self.folder / f"{name}.log").open("w")
-        command = (str(BIN / command[0]), *command[1:])
-        return subprocess.Popen(
-            command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, cwd=self.folder
-        )
-
-    def add_worker(self, name: str, *options: str) -> None:
-        """A worker with no course folder: it runs in an empty folder of its own."""
-        here = self.folder / name
-        here.mkdir()
-        count = len(self.client.scheduler_info()["workers"])
-        self.workers[name] = self._start(
-            name, "dask", "worker", self.address, "--nthreads", "1", "--name", name,
-            "--no-dashboard", "--local-directory", str(here), *options,
-        )  # fmt: skip
-        self.client.wait_for_workers(count + 1, timeout=120)
-
-    def address_of(self, name: str) -> str:
-        infos = self.client.scheduler_info()["workers"].items()
-        return next(address for address, info in infos if info["name"] == name)
-
-    def busy(self) -> list[str]:
-        """Names of the workers with a task, read in one step on the scheduler (two client calls
-        race a worker that a nanny restarts under a new address between them)."""
-
-        def busy_names(dask_scheduler) -> list[str]:  # nested: pickled by value for the scheduler
-            return sorted(str(w.name) for w in dask_scheduler.workers.values() if w.processing)
-
-        return self.client.run_on_scheduler(busy_names)
-
-    def kill(self, process: subprocess.Popen) -> None:
-        """SIGKILL a process and its session (a worker's nanny, the worker and its kernels)."""
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait(timeout=30)
-
-    def close(self) -> None:
-        with contextlib.suppress(Exception):
-            self.client.close(timeout=5)
-        for process in [*self.workers.values(), self.scheduler]:
-            self.kill(process)
 
 
 @pytest.fixture(scope="module")
@@ -187,13 +78,6 @@ def in_background(work) -> tuple[threading.Thread, dict]:
     thread = threading.Thread(target=target, daemon=True)
     thread.start()
     return thread, out
-
-
-def wait_for(condition, what: str, timeout: float = 120) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.2)
 
 
 def untouched_by_workers(course: Path) -> dict[str, bytes]:
@@ -299,10 +183,6 @@ def test_cuda_without_a_gpu_worker_stops_with_one_line_and_grades_nothing(built,
 def test_devices_are_checked_before_anything_is_graded_locally_too(built, tmp_path):
     import torch
 
-    from viewcopy.cli import main
-
-    with pytest.raises(SystemExit):
-        main(["grade", "--devices", "cpu,tpu"])
     if not torch.cuda.is_available():
         course = copy_of(built, tmp_path / "course")
         with pytest.raises(GradeError, match="cuda, which this machine does not have"):
@@ -328,43 +208,6 @@ def test_cuda_hand_ins_go_only_to_a_worker_declaring_a_gpu(built, cluster, tmp_p
         assert f"worker {gpu} has no cuda device" in outcome.reason
         assert gradebook_rows(gradebook_url(course)) == {}
         assert not (course / "autograded").exists()
-
-
-def written(course: Path) -> dict[str, int]:
-    """Each autograded hand-in, with its notebook's modification time (ns)."""
-    found = (course / "autograded").glob(f"*/{ASSIGNMENT}/{NOTEBOOK}")
-    return {path.parents[1].name: path.stat().st_mtime_ns for path in found}
-
-
-def test_a_killed_coordinator_leaves_nothing_running_and_a_rerun_grades_only_what_is_missing(
-    built, plain, cluster, tmp_path
-):
-    course = copy_of(built, tmp_path / "course")
-    command = [
-        str(BIN / "viewcopy"), "grade", "--course", str(course), "--cluster", cluster.address,
-        "--limit", "120", "--quiet",
-    ]  # fmt: skip
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    autograded = course / "autograded"
-    wait_for(
-        lambda: any(autograded.glob(f"*/{ASSIGNMENT}")) or process.poll() is not None,
-        "a first hand-in to be written",
-    )
-    assert process.poll() is None, "it stopped before it could be killed"
-    started = psutil.Process(process.pid).children(recursive=True)
-    process.kill()  # SIGKILL: its tasks in flight finish on their workers, and are dropped
-    process.wait()
-    time.sleep(2)
-    assert [p for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
-    done = written(course)
-
-    outcomes = grade(course, ASSIGNMENT, cluster=cluster.address, limit_s=120, progress=False)
-    assert {o.student_id: o.status for o in outcomes} == {
-        **{s: SKIPPED if s in done else GRADED for s in KEPT},
-        KILLS_KERNEL: FAILED,
-    }
-    assert {s: t for s, t in written(course).items() if s in done} == done  # not written again
-    assert_graded_as_plain(course, plain, [*KEPT, KILLS_KERNEL])
 
 
 def test_a_lost_scheduler_is_a_clear_error_and_a_rerun_grades_only_what_is_missing(

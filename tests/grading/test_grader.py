@@ -1,5 +1,6 @@
 """`viewcopy grade` on a real course: parallel workers, a hang and a kernel death beside honest
-students, the same gradebook as plain `nbgrader autograde`, skipping, and Ctrl-C.
+students, the same gradebook as plain `nbgrader autograde`, skipping and forcing (Ctrl-C, the
+command interrupted as from a terminal: tests/commands/test_viewcopy_grade.py).
 
 The course is the hostile corpus (conftest's session fixture `hostile`): its `endless_loop` hangs
 and its `exits_kernel` kills its kernel beside two honest students. Tests that grade again do it
@@ -9,15 +10,12 @@ in a copy of that course.
 from __future__ import annotations
 
 import csv
-import shutil
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from support.hostile_corpus import HONEST_COPIES, LIMIT_S
+from support.regrading import HONEST, KILLS_KERNEL, grades, regraded_copy
 
 from viewcopy.course.assignment import ASSIGNMENT, read_grades
 from viewcopy.grading.grade import FAILED, GRADED, SKIPPED, grade, up_to_date
@@ -25,8 +23,7 @@ from viewcopy.grading.worker import failure_reason, gradebook_url
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 
-HONEST = tuple(HONEST_COPIES)
-HANGS, KILLS_KERNEL = "endless_loop", "exits_kernel"
+HANGS = "endless_loop"
 SAME_HAND_IN = {**HONEST_COPIES, KILLS_KERNEL: KILLS_KERNEL}
 """Each compared hand-in here, and the same hand-in in the session's plain autograde (conftest's
 `plain`: the class's, of which the honest ones here are copies)."""
@@ -42,28 +39,9 @@ def course(hostile):
 @pytest.fixture(scope="module")
 def regraded(course, tmp_path_factory):
     """A copy of the graded course, with only the honest hand-ins and the dead kernel's, for the
-    tests that grade again (in this order: skip, force, Ctrl-C, a second Ctrl-C)."""
+    tests that grade again (skip, then force)."""
     folder, outcomes = course
-    kept = {*HONEST, KILLS_KERNEL}
-    copy = tmp_path_factory.mktemp("regrade") / "course"
-    shutil.copytree(folder, copy, ignore=_only_hand_ins_of(folder, kept))
-    return copy, outcomes
-
-
-def _only_hand_ins_of(course: Path, kept: set[str]):
-    """A copytree filter that leaves out every other student's submitted/ and autograded/ folder."""
-    holders = {course / "submitted", course / "autograded"}
-
-    def ignore(folder: str, names: list[str]) -> set[str]:
-        return {n for n in names if n not in kept} if Path(folder) in holders else set()
-
-    return ignore
-
-
-def grades(course: Path, student_ids) -> dict[tuple[str, str], tuple[float | None, float]]:
-    """(score, max) per student and cell; the score is None for a cell graded by hand."""
-    every = read_grades(course)
-    return {(s, cell): value for s in student_ids for cell, value in every[s].items()}
+    return regraded_copy(folder, tmp_path_factory.mktemp("regrade") / "course"), outcomes
 
 
 def test_a_hang_and_a_dead_kernel_fail_with_their_reason_while_the_others_are_graded(course):
@@ -134,75 +112,6 @@ def test_a_rerun_skips_what_is_graded_and_force_regrades(regraded):
     (outcome,) = grade(folder, ASSIGNMENT, pattern="*typical", force=True, progress=False)
     assert (outcome.student_id, outcome.status) == ("honest_typical", GRADED)
     assert grades(folder, HONEST) == before
-
-
-def _as_from_a_terminal() -> None:
-    """Ctrl-C as a terminal delivers it: a test run started in the background (`cmd &`, nohup)
-    ignores SIGINT, and a child inherits that."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
-def start_grading_and_wait_for_the_worker(folder: Path) -> subprocess.Popen:
-    """`viewcopy grade` on the honest students, one worker, once it has started the first."""
-    command = [
-        str(Path(sys.executable).with_name("viewcopy")),
-        "grade", "--course", str(folder), "--force", "--jobs", "1", "--quiet",
-        "--student", "honest_*",
-    ]  # fmt: skip
-    log = folder / "grade_logs" / ASSIGNMENT / "worker-0.log"
-    log.unlink(missing_ok=True)
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        preexec_fn=_as_from_a_terminal,
-    )
-    deadline = time.monotonic() + 60
-    while "Sanitizing" not in (log.read_text() if log.exists() else ""):
-        assert time.monotonic() < deadline, "the worker never started grading"
-        time.sleep(0.2)
-    return process
-
-
-def recorded(folder: Path) -> dict[str, str]:
-    with (folder / "grade_logs" / ASSIGNMENT / "record.csv").open() as f:
-        return {row["student_id"]: row["status"] for row in csv.DictReader(f)}
-
-
-def test_ctrl_c_finishes_the_submission_in_flight_and_starts_no_other(regraded):
-    folder, _ = regraded
-    before = grades(folder, HONEST)
-    process = start_grading_and_wait_for_the_worker(folder)
-    process.send_signal(signal.SIGINT)
-    output, _ = process.communicate(timeout=120)
-    assert process.returncode == 130, output
-    assert "finishing the submissions in flight" in output
-    assert recorded(folder) == {"honest_perfect": GRADED, "honest_typical": "interrupted"}
-    assert grades(folder, HONEST) == before
-    assert all(up_to_date(folder, ASSIGNMENT, s) for s in HONEST)
-
-
-def test_a_second_ctrl_c_abandons_the_hand_in_in_flight_and_leaves_no_kernel(regraded):
-    import psutil
-
-    folder, _ = regraded
-    process = start_grading_and_wait_for_the_worker(folder)
-    process.send_signal(signal.SIGINT)
-    time.sleep(0.5)
-    process.send_signal(signal.SIGINT)
-    output, _ = process.communicate(timeout=60)
-    assert process.returncode == 130, output
-    assert recorded(folder) == {"honest_perfect": "interrupted", "honest_typical": "interrupted"}
-    assert not up_to_date(folder, ASSIGNMENT, "honest_perfect")  # the next run grades it
-    leftovers = [
-        p.info["cmdline"]
-        for p in psutil.process_iter(["cmdline"])
-        if str(folder) in " ".join(p.info["cmdline"] or ())
-    ]
-    assert leftovers == []
-    (outcome,) = grade(folder, ASSIGNMENT, pattern="honest_perfect", progress=False)
-    assert outcome.status == GRADED
 
 
 @pytest.mark.parametrize(
