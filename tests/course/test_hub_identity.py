@@ -2,7 +2,7 @@
 the course's student group, each answer kept briefly so a class locking at once does not wait on
 the hub. The hub here is a small HTTP server answering the two REST calls the service makes
 (GET /user with the student's token, GET /users/NAME with the service's), counting them; the
-real hub is driven end to end in tests/hub/.
+real hub is driven end to end in tests/commands/test_viewcopy_hub.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""The course on a real JupyterHub, in Chromium. `viewcopy hub` starts it: the proxy, the lock
+"""`viewcopy hub`: on a port in use, or with no students named, one line and nothing made; then the
+course on a real JupyterHub, in Chromium. `viewcopy hub` starts it: the proxy, the lock
 service as a hub-managed service, a JupyterLab server per user. Two students log in, fetch the
 assignment from nbgrader's exchange, run the lab (the service records their locks under their hub
 names) and submit. The instructor, in a terminal of their own hub server, collects, grades with
@@ -7,7 +8,9 @@ sees the diagrams. Also: a student's hub token cannot lock as another student, a
 the course cannot lock, formgrader opens in the instructor's Lab (and only there), an nbgitpuller
 link opens the release, and Ctrl-C leaves nothing running.
 
-Slow: a hub, four JupyterLab servers, two students' kernels and the grading; a few minutes.
+Slow: a hub, four JupyterLab servers, two students' kernels and the grading; a few minutes (the
+hub's tests are marked hub, browser and course, and skip where JupyterHub, its proxy or Chromium
+is missing; the two usage errors run in the fast subset).
 """
 
 from __future__ import annotations
@@ -41,31 +44,30 @@ from viewcopy.demo.synthetic import fill, next_predictions_source, synthetic_cla
 from viewcopy.exercise.next_predictions import NEXT
 from viewcopy.exercise.predictions import TWENTY as PREDICTED
 from viewcopy.exercise.production import PRODUCTION
+from viewcopy.hub.state import HubState, find_proxy
 from viewcopy.locking.file import read_lock
 from viewcopy.locking.store import student_locks
 from viewcopy.report.build import build_report
 
-pytestmark = [pytest.mark.hub, pytest.mark.browser, pytest.mark.course]
-
 REQUIRED = "VIEWCOPY_REQUIRE_HUB"
-if importlib.util.find_spec("jupyterhub") is None:
-    unavailable("jupyterhub is not installed (scripts/setup.sh installs it)", REQUIRED)
-try:
-    from viewcopy.hub.state import HubState, find_proxy
+try:  # a declared test tool; where it is missing, hub_or_skip says so and skips the hub's tests
+    from playwright.sync_api import Page, expect
+    from support.browser_lab import launch_chromium, output_area, replace_source, run_all, wait_idle
+except ModuleNotFoundError:
+    pass
 
-    find_proxy()
-except FileNotFoundError as missing:
-    unavailable(str(missing), REQUIRED)
-require_chromium(REQUIRED)
 
-from playwright.sync_api import Page, expect  # noqa: E402
-from support.browser_lab import (  # noqa: E402 (after the checks: it imports playwright)
-    launch_chromium,
-    output_area,
-    replace_source,
-    run_all,
-    wait_idle,
-)
+def hub_or_skip() -> None:
+    """JupyterHub, its proxy, Playwright and Chromium, or skip the test; fail it instead where
+    VIEWCOPY_REQUIRE_HUB=1 (CI)."""
+    if importlib.util.find_spec("jupyterhub") is None:
+        unavailable("jupyterhub is not installed (scripts/setup.sh installs it)", REQUIRED)
+    try:
+        find_proxy()
+    except FileNotFoundError as missing:
+        unavailable(str(missing), REQUIRED)
+    require_chromium(REQUIRED)
+
 
 STUDENTS = {"alice": "rule_learner", "bob": "memoriser"}  # hub name -> synthetic profile
 INSTRUCTOR, GUEST = "instructor", "guest"
@@ -73,6 +75,27 @@ KERNEL_MS = 600_000
 GRADING_S = 900
 VIEWPORT = {"width": 1400, "height": 1000}
 SHOTS = ROOT / "artifacts" / "hub"
+
+
+# --- before anything is made: one line, exit status 2 -------------------------------------------
+
+
+def test_hub_on_a_port_in_use_is_one_line_before_anything_is_made(viewcopy, tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = viewcopy("hub", "--port", str(port), "--state", str(tmp_path / "state"))
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == (
+        f"viewcopy hub: error: port {port} is in use on 127.0.0.1: pass --port with a free one"
+    )
+    assert not (tmp_path / "state").exists()
+    done = viewcopy("hub", "--students", " , ", "--state", str(tmp_path / "state"))
+    assert done.returncode == 2 and "--students names no student" in done.stderr
+
+
+# --- the course on a real hub, in Chromium --------------------------------------------------------
 
 
 @dataclass
@@ -106,6 +129,7 @@ def keep_reading(process: subprocess.Popen, said: list[str]) -> None:
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
     """`viewcopy hub` as an instructor starts it, once it says where and who."""
+    hub_or_skip()
     folder = tmp_path_factory.mktemp("hub")
     command = [
         str(Path(sys.executable).parent / "viewcopy"),
@@ -136,6 +160,7 @@ def hub(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser(request):
+    hub_or_skip()
     return launch_chromium(request, timeout_ms=120_000)
 
 
@@ -266,6 +291,9 @@ def graded(browser, submitted):
     return hub, said
 
 
+@pytest.mark.hub
+@pytest.mark.browser
+@pytest.mark.course
 def test_the_hub_says_where_and_who(hub):
     said = hub.output()
     assert f"JupyterHub for {COURSE_ID}: {hub.url}" in said
@@ -273,6 +301,9 @@ def test_the_hub_says_where_and_who(hub):
     assert f"not in the course: {GUEST}" in said and hub.password in said
 
 
+@pytest.mark.hub
+@pytest.mark.browser
+@pytest.mark.course
 def test_each_students_locks_are_the_services_under_their_hub_name(submitted):
     hub = submitted
     data = hub.state.lock_data
@@ -287,6 +318,9 @@ def test_each_students_locks_are_the_services_under_their_hub_name(submitted):
                 assert receipt["service"].startswith("viewcopy-lock-")
 
 
+@pytest.mark.hub
+@pytest.mark.browser
+@pytest.mark.course
 def test_the_instructor_grades_the_hand_ins_against_the_services_records(graded, monkeypatch):
     hub, said = graded
     assert "2 graded" in said, said
@@ -300,6 +334,9 @@ def test_the_instructor_grades_the_hand_ins_against_the_services_records(graded,
     assert {user: lines[user].lock for user in STUDENTS} == dict.fromkeys(STUDENTS, LOCKED_VERIFIED)
 
 
+@pytest.mark.hub
+@pytest.mark.browser
+@pytest.mark.course
 def test_a_student_fetches_feedback_and_sees_the_diagrams(browser, graded):
     hub, _ = graded
     user = "alice"
@@ -322,6 +359,9 @@ def test_a_student_fetches_feedback_and_sees_the_diagrams(browser, graded):
     page.context.close()
 
 
+@pytest.mark.hub
+@pytest.mark.browser
+@pytest.mark.course
 def test_formgrader_opens_in_the_instructors_lab_and_nowhere_else(browser, graded):
     hub, _ = graded
     page = log_in(browser, hub, INSTRUCTOR)
@@ -371,6 +411,9 @@ def lock(hub: Hub, token: str, **claim: str) -> tuple[int, str]:
         return refused.code, json.loads(refused.read())["error"]
 
 
+@pytest.mark.hub
+@pytest.mark.browser
+@pytest.mark.course
 def test_a_hub_token_locks_only_as_its_student_of_this_course(browser, hub):
     alice = hub_token(browser, hub, "alice")
     assert lock(hub, alice)[0] == 200
@@ -383,6 +426,9 @@ def test_a_hub_token_locks_only_as_its_student_of_this_course(browser, hub):
     assert student_locks(data, "bob", "hub-test") is None
 
 
+@pytest.mark.hub
+@pytest.mark.browser
+@pytest.mark.course
 def test_an_nbgitpuller_link_opens_the_release_in_a_students_lab(browser, hub, tmp_path):
     source = tmp_path / "course-materials"
     release = hub.home(INSTRUCTOR) / COURSE_ID / "release" / ASSIGNMENT
@@ -407,6 +453,9 @@ def test_an_nbgitpuller_link_opens_the_release_in_a_students_lab(browser, hub, t
     page.context.close()
 
 
+@pytest.mark.hub
+@pytest.mark.browser
+@pytest.mark.course
 def test_ctrl_c_stops_the_hub_and_everything_it_started(hub):
     started = psutil.Process(hub.process.pid).children(recursive=True)
     commands = [" ".join(p.cmdline()) for p in started]
