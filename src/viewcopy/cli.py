@@ -352,8 +352,9 @@ def run_hub(args: argparse.Namespace) -> str:
 
 
 def run_report(args: argparse.Namespace) -> str:
-    from viewcopy.report.build import build_report, terminal_summary
+    from viewcopy.report.build import build_report
     from viewcopy.report.files import write_report
+    from viewcopy.report.summary import terminal_summary
 
     course = Path(args.course)
     out = Path(args.out) if args.out else course / "reports" / args.assignment

@@ -38,7 +38,8 @@ from viewcopy.locking.flow import write_lock
 from viewcopy.locking.record import LOCK_FILE, stored
 from viewcopy.locking.service import issue_token
 from viewcopy.plugins.sandbox import bwrap_problem
-from viewcopy.report.build import REFUSED, build_report
+from viewcopy.report.build import build_report
+from viewcopy.report.numbers import REFUSED
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox, pytest.mark.service]
 

@@ -17,7 +17,8 @@ from matplotlib.ticker import MaxNLocator
 from viewcopy.course.assignment import CLASSIFY_CELLS
 from viewcopy.exercise.predictions import VERDICT_CHOICES
 from viewcopy.exercise.scoring import PASS_MARK
-from viewcopy.report.build import ClassReport, rows
+from viewcopy.report.numbers import ClassReport
+from viewcopy.report.rows import rows
 
 WIDTH = 9.0
 PALETTE = ("#4c72b0", "#dd8452", "#55a868", "#c44e52", "#8172b3")
