@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, CourseSettingError
 from viewcopy.display.formats import FORMATS, render, render_one
 from viewcopy.engine.devices import KNOWN_DEVICES, DeviceUnavailable, resolve_devices
 from viewcopy.engine.evidence import MeasurementDisagreement
@@ -419,7 +419,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"viewcopy {args.command}: interrupted", file=sys.stderr)
         return 130
-    except (ExpressionError, DeviceUnavailable, OSError, GradeError, UsageError) as exc:
+    except (
+        ExpressionError,
+        DeviceUnavailable,
+        OSError,
+        GradeError,
+        UsageError,
+        CourseSettingError,
+    ) as exc:
         print(f"viewcopy {args.command}: error: {exc}", file=sys.stderr)
         return USAGE_ERROR
     except LmsError as exc:

@@ -55,13 +55,19 @@ class NbgraderFailed(RuntimeError):
     """An nbgrader command failed; the message carries the end of its output."""
 
 
+class CourseSettingError(ValueError):
+    """A setting in the course's nbgrader_config.py that the package cannot use, named
+    (course.settings reads them)."""
+
+
 def grade_id(cell: Mapping) -> str | None:
     """The nbgrader grade id of a notebook cell, None for a cell nbgrader does not manage."""
     return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
 
 
 def course_config(course: Path):
-    """The traitlets config a course folder's nbgrader_config.py makes (empty without one)."""
+    """The traitlets config a course folder's nbgrader_config.py makes (empty without one); what
+    the package reads of it, course.settings reads (the gradebook's URL, `gradebook_url`)."""
     from traitlets.config import Config
     from traitlets.config.loader import PyFileConfigLoader
 

@@ -15,6 +15,8 @@ from collections.abc import Mapping
 
 from nbformat import NotebookNode
 
+from viewcopy.course.settings import course_settings
+
 
 def gradebook_steps(config) -> list[type]:
     """The course's autograde steps that write the gradebook, in the course's order."""
@@ -49,7 +51,7 @@ def record_autograde(
     from nbgrader.utils import parse_utc
     from sqlalchemy.exc import SAWarning
 
-    course_id = config.get("CourseDirectory", {}).get("course_id") or "default_course"
+    course_id = course_settings(config).course_id
     with warnings.catch_warnings(), Gradebook(url, course_id) as gradebook:
         # nbgrader's add_submission trips an SQLAlchemy autoflush warning it has always had
         warnings.simplefilter("ignore", SAWarning)

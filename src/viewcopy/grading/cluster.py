@@ -24,6 +24,7 @@ from collections.abc import Callable
 from viewcopy.course.assignment import course_config, gradebook_url, submission_folder
 from viewcopy.course.autograde_rows import record_autograde
 from viewcopy.course.gradebook_rows import AssignmentNotInGradebook, export_rows
+from viewcopy.course.settings import CourseSettings, course_settings
 from viewcopy.grading.pool import ABANDONED, STOPPED, Done, GradingRun, PoolLost
 from viewcopy.grading.record import (
     FAILED,
@@ -54,10 +55,11 @@ class ClusterPool:
         self.course, self.assignment, self.address = run.course, run.assignment, run.cluster
         self.limit_s, self.logs, self.devices = run.limit_s, run.logs, run.devices
         self.config = course_config(self.course)
-        _refuse_lock_service(self.config)
+        settings = course_settings(self.config)
+        _refuse_lock_service(settings)
         self.url = waiting_url(gradebook_url(self.course))
         try:
-            rows = export_rows(self.url, _course_id(self.config), self.assignment)
+            rows = export_rows(self.url, settings.course_id, self.assignment)
         except AssignmentNotInGradebook as exc:
             raise GradeError(str(exc)) from None
         self.rows = rows
@@ -264,18 +266,14 @@ def _connect(address: str):
         ) from None
 
 
-def _course_id(config) -> str:
-    return config.get("CourseDirectory", {}).get("course_id") or "default_course"
-
-
 def _versions(versions: dict[str, str]) -> str:
     return ", ".join(f"{name} {v}" for name, v in sorted(versions.items()))
 
 
-def _refuse_lock_service(config) -> None:
+def _refuse_lock_service(settings: CourseSettings) -> None:
     """The lock service's records and key stay on the instructor's machine: a course that runs
     one is graded locally."""
-    if config.get("LockService", {}).get("data_dir"):
+    if settings.lock.service_data is not None:
         raise GradeError(
             "this course judges locks against its lock service's records (LockService.data_dir), "
             "which never leave this machine: grade it here, without --cluster"

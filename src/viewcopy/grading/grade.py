@@ -24,7 +24,8 @@ from datetime import datetime
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from viewcopy.course.assignment import course_config
+from viewcopy.course.assignment import CourseSettingError, course_config
+from viewcopy.course.settings import course_settings
 from viewcopy.engine.devices import available_devices
 from viewcopy.grading.pool import (
     ABANDONED,
@@ -244,12 +245,7 @@ def grade(
     must run on: nothing is graded where they are missing.
     """
     course = course.resolve()
-    if not (course / "nbgrader_config.py").is_file():
-        raise GradeError(f"{course} has no nbgrader_config.py: run in the course folder")
-    from viewcopy.plugins.sanitize import unsanitized_views  # nbgrader: only when grading
-
-    if (warning := unsanitized_views(course_config(course))) is not None:
-        say(warning)
+    _check_course(course, say)
     students = submitted_students(course, assignment, pattern)
     if not students:
         raise GradeError(f"no submissions of {assignment} match {pattern!r} in {course}/submitted")
@@ -284,6 +280,22 @@ def grade(
         write_record(record_path(course, assignment), outcomes)
         Cgroups.sweep()
     return sorted(outcomes, key=lambda o: o.student_id)
+
+
+def _check_course(course: Path, say: Callable[[str], None]) -> None:
+    """GradeError, before anything runs, for a folder that is not a course or a course setting
+    the package cannot use; a warning when instructors would see hand-ins unsanitized."""
+    if not (course / "nbgrader_config.py").is_file():
+        raise GradeError(f"{course} has no nbgrader_config.py: run in the course folder")
+    from viewcopy.plugins.sanitize import unsanitized_views  # nbgrader: only when grading
+
+    config = course_config(course)
+    try:
+        course_settings(config)
+    except CourseSettingError as exc:
+        raise GradeError(str(exc)) from None
+    if (warning := unsanitized_views(config)) is not None:
+        say(warning)
 
 
 def open_pool(run: GradingRun, count: int, say: Callable[[str], None]) -> Pool:

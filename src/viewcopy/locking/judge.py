@@ -28,20 +28,11 @@ VERIFIED, NOT_VERIFIED, FORGED = "verified", "not verified", "forged receipt"
 @dataclass(frozen=True)
 class LockPolicy:
     """The course's lock settings: the service's data folder (None: no service) and whether a
-    lock the service cannot vouch for earns credit."""
+    lock the service cannot vouch for earns credit (read from the course's config by
+    course.settings: `c.LockService.data_dir`, `...unverified_locks_earn_credit`)."""
 
     service_data: Path | None = None
     unverified_earn_credit: bool = True
-
-    @classmethod
-    def from_config(cls, config) -> LockPolicy:
-        """From an nbgrader config (`c.LockService.data_dir`, `...unverified_locks_earn_credit`)."""
-        section = config.get("LockService", {}) if config is not None else {}
-        folder = section.get("data_dir") or None
-        return cls(
-            Path(folder).expanduser() if folder else None,
-            bool(section.get("unverified_locks_earn_credit", True)),
-        )
 
 
 def judge(

@@ -27,9 +27,10 @@ from nbgrader.utils import is_grade, is_solution
 
 from viewcopy.course import records
 from viewcopy.course.handin import PARTS, written_sheet
+from viewcopy.course.settings import course_settings
 from viewcopy.locking.file import read_lock
 from viewcopy.locking.flow import LockStatus
-from viewcopy.locking.judge import LockPolicy, judge
+from viewcopy.locking.judge import judge
 
 if TYPE_CHECKING:
     from viewcopy.notebook.checks import CheckContext
@@ -78,7 +79,7 @@ class TrustedCredit(NbGraderPreprocessor):
 
         info = resources["nbgrader"]
         folder = Path(resources["metadata"]["path"])
-        policy = LockPolicy.from_config(self.config)
+        policy = course_settings(self.config).lock
 
         def lock(part, parsed) -> LockStatus:
             record = read_lock(folder)

@@ -22,13 +22,13 @@ from viewcopy.course.assignment import (
     CLASSIFY_CELLS,
     NOTEBOOK,
     Grades,
-    course_config,
     grade_id,
     gradebook_url,
     read_grades,
     sqlite_file,
 )
 from viewcopy.course.handin import NO_SUBMISSION, HandIn, read_handin
+from viewcopy.course.settings import read_settings
 from viewcopy.engine.devices import available_devices
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import ItemTruth, measured_truth
@@ -36,9 +36,8 @@ from viewcopy.exercise.next_ops import measure_pool
 from viewcopy.exercise.next_predictions import NEXT
 from viewcopy.exercise.production import PRODUCTION
 from viewcopy.exercise.production_model import copy_lines, forward_listing
-from viewcopy.exercise.scoring import CARD, Score, base_rate, judge_prediction, score_sheet
+from viewcopy.exercise.scoring import Score, base_rate, judge_prediction, score_sheet
 from viewcopy.grading.record import FAILED, INTERRUPTED, read_record, record_path
-from viewcopy.locking.judge import LockPolicy
 from viewcopy.notebook.checks import held_share, next_ops_held, rule_after_problem
 from viewcopy.notebook.miss_lines import Miss, parse_misses
 from viewcopy.report.numbers import (
@@ -56,6 +55,7 @@ from viewcopy.report.numbers import (
 def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
     """Read the graded course and judge it against the truth measured here."""
     course = Path(course).resolve()
+    settings = read_settings(course)  # a setting the course cannot use stops it first
     gradebook = sqlite_file(gradebook_url(course))
     if not ((gradebook is None or gradebook.is_file()) or (course / "submitted").is_dir()):
         missing = f"{course} has no {gradebook.name} and no submitted/"
@@ -69,8 +69,7 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
         if o.status in (FAILED, INTERRUPTED)
     }
     found = sorted({*grades, *_folders(course / "submitted", assignment)})
-    config = course_config(course)
-    policy, scoring = LockPolicy.from_config(config), _scoring(config)
+    policy, scoring = settings.lock, settings.scoring
     handins = [
         read_handin(course / "submitted" / s / assignment, s, policy, assignment) for s in found
     ]
@@ -215,11 +214,6 @@ def _flag(score: Score | None) -> str:
     if score is None or not score.no_better_than_base:
         return ""
     return "constant" if score.constant else "no better than the base rate"
-
-
-def _scoring(config) -> str:
-    """The course's policy for crediting the twenty (c.PredictionScoring.policy)."""
-    return config.get("PredictionScoring", {}).get("policy", CARD)
 
 
 def read_classify(path: Path) -> tuple[dict[str, tuple[Miss, ...] | None], str]:

@@ -1,0 +1,122 @@
+"""The course's settings, read from its nbgrader_config.py in one place and checked there.
+
+The package's own settings are traitlets Configurables with help text: the lock service's
+(`c.LockService`, `LockService`) and how the twenty are credited (`c.PredictionScoring`: declared
+here, and the `PredictionScoring` plug-in that hands it to the kernels is this class too).
+`course_settings` reads them, with the course id nbgrader's gradebook is kept under
+(`c.CourseDirectory.course_id`, with nbgrader's default; its URL, `db_url`, is read by
+course.assignment.gradebook_url), and says of a setting it does not know, or of a value not of
+its type, which one it is, in one error. A plug-in's own
+switch stays the plug-in's (`c.KeepStudentMeasurements.enabled`).
+
+The scoring policy reaches the graded kernels as the environment variable VIEWCOPY_SCORING (the
+plug-in sets it; the checks read and validate it in exercise.scoring.scoring_policy, the one place
+that reads it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from traitlets import Bool, Enum, TraitError, Unicode
+from traitlets.config import Config, Configurable
+
+from viewcopy.course.assignment import CourseSettingError, course_config
+from viewcopy.exercise.scoring import CARD, POLICIES
+from viewcopy.locking.judge import LockPolicy
+
+DEFAULT_COURSE = "default_course"
+"""nbgrader's course id for a config that sets none (its Gradebook's default)."""
+
+
+class LockService(Configurable):
+    """The course's lock service as grading and the class report use it (`viewcopy lock-service
+    --data DIR` serves it; docs/lock-service.md)."""
+
+    data_dir = Unicode(
+        "",
+        help="The lock service's data folder (or a copy of it) on the machine that grades: the "
+        "grader and the class report judge every lock against its records and key. Empty: the "
+        "course runs no lock service, and a lock is the notebook's own file.",
+    ).tag(config=True)
+    unverified_locks_earn_credit = Bool(
+        True,
+        help="Whether a lock the lock service never recorded (and no receipt of it vouches for) "
+        "earns credit, flagged 'not verified' in the class report; False gives it none.",
+    ).tag(config=True)
+
+    def policy(self) -> LockPolicy:
+        folder = self.data_dir
+        return LockPolicy(
+            Path(folder).expanduser() if folder else None, self.unverified_locks_earn_credit
+        )
+
+
+class PredictionScoring(Configurable):
+    """How the twenty are credited (exercise.scoring)."""
+
+    policy = Enum(
+        list(POLICIES),
+        default_value=CARD,
+        help="How the twenty are credited: 'card', the lab card's line (full credit from 16/20 "
+        "right); or 'balanced', full credit from 80% of the views and 80% of the copies right "
+        "(a constant sheet cannot pass).",
+    ).tag(config=True)
+
+
+SETTINGS = (LockService, PredictionScoring)
+"""The package's own sections of a course's config."""
+
+
+@dataclass(frozen=True)
+class CourseSettings:
+    """What the package reads of a course's config: how its locks are judged, how the twenty
+    are credited, and the course id its gradebook keeps it under."""
+
+    lock: LockPolicy
+    scoring: str = CARD
+    course_id: str = DEFAULT_COURSE
+
+
+def course_settings(config: Config | None) -> CourseSettings:
+    """The course's settings from its config (None: the defaults); CourseSettingError naming the
+    first setting that is not one, or whose value is not of its type."""
+    config = config if config is not None else Config()
+    lock, scoring = (checked(config, section) for section in SETTINGS)
+    return CourseSettings(
+        lock=lock.policy(),
+        scoring=scoring.policy,
+        course_id=config.get("CourseDirectory", {}).get("course_id") or DEFAULT_COURSE,
+    )
+
+
+def read_settings(course: Path) -> CourseSettings:
+    """The settings of the course folder `course` (its nbgrader_config.py)."""
+    return course_settings(course_config(course))
+
+
+def checked(config: Config, section: type[Configurable]) -> Configurable:
+    """The section's settings from `config`, each one checked: CourseSettingError for a name the
+    section does not have, or a value of the wrong type."""
+    name = section.__name__
+    known = sorted(section.class_trait_names(config=True))
+    settings = section()
+    for key, value in config.get(name, {}).items():
+        where = f"c.{name}.{key} in nbgrader_config.py"
+        if key not in known:
+            raise CourseSettingError(
+                f"{where} is not a setting: {name}'s settings are {', '.join(known)}"
+            )
+        try:
+            setattr(settings, key, value)
+        except TraitError as exc:
+            raise CourseSettingError(f"{where} cannot be {value!r}: {_expected(exc)}") from None
+    return settings
+
+
+def _expected(error: TraitError) -> str:
+    """What a trait's error says it expected, without traitlets' wording of the instance."""
+    text = str(error)
+    said = text.split(" expected ", 1)
+    return f"expected {said[1]}" if len(said) == 2 else text

@@ -1,0 +1,134 @@
+"""The course's settings, read in one place (viewcopy.course.settings): every one a traitlets
+setting with help text, the plug-in's the same trait, defaults without a config, and a setting
+the package does not know, or a value not of its type, one error that names it (before anything
+is graded)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from traitlets.config import Config
+
+from viewcopy.course.assignment import CourseSettingError, course_config, gradebook_url
+from viewcopy.course.settings import (
+    DEFAULT_COURSE,
+    SETTINGS,
+    LockService,
+    PredictionScoring,
+    course_settings,
+    read_settings,
+)
+from viewcopy.exercise.scoring import BALANCED, CARD
+from viewcopy.grading.grade import GradeError, grade
+from viewcopy.locking.judge import LockPolicy
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def config(**sections: dict) -> Config:
+    made = Config()
+    for section, values in sections.items():
+        for key, value in values.items():
+            setattr(getattr(made, section), key, value)
+    return made
+
+
+def test_every_setting_of_the_package_has_help_text():
+    for section in SETTINGS:
+        traits = section.class_traits(config=True)
+        assert traits, section.__name__
+        assert all(len(t.help) > 40 for t in traits.values()), section.__name__
+
+
+def test_the_plug_in_hands_on_the_setting_declared_with_the_others():
+    from viewcopy.plugins import PredictionScoring as Plugin
+
+    assert issubclass(Plugin, PredictionScoring)
+    assert Plugin.class_traits()["policy"] is PredictionScoring.class_traits()["policy"]
+    assert Plugin(config=config(PredictionScoring={"policy": BALANCED})).policy == BALANCED
+
+
+def test_without_a_config_the_settings_are_the_defaults(tmp_path):
+    settings = read_settings(tmp_path)
+    assert settings.lock == LockPolicy() and settings.scoring == CARD
+    assert settings.course_id == DEFAULT_COURSE
+    assert gradebook_url(tmp_path) == f"sqlite:///{tmp_path.resolve() / 'gradebook.db'}"
+
+
+def test_the_settings_are_read_as_set():
+    settings = course_settings(
+        config(
+            LockService={"data_dir": "~/locks", "unverified_locks_earn_credit": False},
+            PredictionScoring={"policy": BALANCED},
+            CourseDirectory={"course_id": "c1"},
+        )
+    )
+    assert settings.lock == LockPolicy(Path("~/locks").expanduser(), False)
+    assert (settings.scoring, settings.course_id) == (BALANCED, "c1")
+
+
+@pytest.mark.filterwarnings("ignore:viewcopy.feedback is deprecated:DeprecationWarning")
+def test_this_course_and_the_frozen_releases_configs_read(monkeypatch):
+    monkeypatch.setenv("VIEWCOPY_SCORING", BALANCED)
+    monkeypatch.setenv("VIEWCOPY_LOCK_DATA", "/srv/locks")
+    settings = read_settings(ROOT)
+    assert settings.scoring == BALANCED and settings.lock.service_data == Path("/srv/locks")
+    assert settings.course_id == "view_or_copy"
+    for release in sorted((ROOT / "tests" / "data").glob("release_*")):
+        assert read_settings(release).course_id == "view_or_copy", release
+
+
+@pytest.mark.parametrize(
+    ("sections", "says"),
+    [
+        (
+            {"LockService": {"data_dri": "/srv/locks"}},
+            "c.LockService.data_dri in nbgrader_config.py is not a setting: LockService's "
+            "settings are data_dir, unverified_locks_earn_credit",
+        ),
+        (
+            {"LockService": {"unverified_locks_earn_credit": "no"}},
+            "c.LockService.unverified_locks_earn_credit in nbgrader_config.py cannot be 'no': "
+            "expected a boolean",
+        ),
+        (
+            {"PredictionScoring": {"policy": "strict"}},
+            "c.PredictionScoring.policy in nbgrader_config.py cannot be 'strict': expected any "
+            "of ['card', 'balanced']",
+        ),
+        (
+            {"PredictionScoring": {"polcy": "card"}},
+            "c.PredictionScoring.polcy in nbgrader_config.py is not a setting",
+        ),
+    ],
+)
+def test_a_setting_that_is_not_one_or_not_of_its_type_is_one_error_naming_it(sections, says):
+    with pytest.raises(CourseSettingError) as raised:
+        course_settings(config(**sections))
+    assert str(raised.value).startswith(says)
+
+
+def test_grading_stops_on_such_a_setting_before_anything_runs(tmp_path):
+    (tmp_path / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.LockService.data_dri = '/srv/locks'\n"
+    )
+    assert course_config(tmp_path).LockService.data_dri == "/srv/locks"
+    with pytest.raises(GradeError, match=r"c\.LockService\.data_dri in nbgrader_config\.py"):
+        grade(tmp_path, "view_or_copy", progress=False)
+    assert not (tmp_path / "grade_logs").exists()
+
+
+def test_the_class_report_stops_on_such_a_setting_before_it_measures(tmp_path):
+    from viewcopy.report.build import build_report
+
+    (tmp_path / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.PredictionScoring.policy = 'strict'\n"
+    )
+    with pytest.raises(CourseSettingError, match=r"c\.PredictionScoring\.policy in nbgrader"):
+        build_report(tmp_path)
+
+
+def test_the_lock_service_setting_is_a_configurable_of_its_own():
+    service = LockService(config=config(LockService={"data_dir": "/srv/locks"}))
+    assert service.policy() == LockPolicy(Path("/srv/locks"), True)
