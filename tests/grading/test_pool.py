@@ -96,3 +96,15 @@ def test_a_lost_pool_interrupts_what_is_left_and_says_how_many_were_written():
     assert {o.reason for o in outcomes[1:]} == {"the scheduler was lost"}
     assert str(raised.value).startswith("lost the scheduler at tcp://x:1: 1 of 3 hand-ins were")
     assert str(raised.value).endswith("; start it again")
+
+
+def test_a_course_that_runs_a_lock_service_is_refused_by_the_cluster_before_it_connects(tmp_path):
+    from viewcopy.grading.cluster import ClusterPool
+    from viewcopy.grading.pool import GradingRun
+
+    (tmp_path / "nbgrader_config.py").write_text(
+        "c = get_config()\nc.LockService.data_dir = '/srv/locks'\n"
+    )
+    run = GradingRun(tmp_path, "view_or_copy", tmp_path, cluster="tcp://127.0.0.1:9")
+    with pytest.raises(GradeError, match=r"LockService\.data_dir.*here, without --cluster"):
+        ClusterPool(run, print)
