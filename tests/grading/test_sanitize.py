@@ -26,7 +26,7 @@ from support.payloads import (
 
 import viewcopy
 from viewcopy import notebook as lab
-from viewcopy.course.records import KEY as RECORD_KEY
+from viewcopy.course.check_record import KEY as RECORD_KEY
 from viewcopy.display.cost_figure import cost_bundles
 from viewcopy.display.draw import Diagram
 from viewcopy.display.explorer import Explorer

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from viewcopy.course import records
+from viewcopy.course import check_record
 from viewcopy.exercise.predictions import TWENTY
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.notebook import checks, lock
@@ -33,7 +33,7 @@ def cell(credit, *, claimed: str | None = None, record: dict | None = None):
         "output_type": "execute_result",
         "execution_count": 1,
         "data": {"text/plain": claimed if claimed is not None else shown.get("text/plain", "")},
-        "metadata": meta if record is None else {records.KEY: record},
+        "metadata": meta if record is None else {check_record.KEY: record},
     }
     return nbformat.v4.new_code_cell(source="", outputs=[nbformat.from_dict(output)])
 
@@ -138,13 +138,13 @@ values = st.recursive(
 
 @given(values)
 def test_records_keep_int_keys_tuples_and_strings_apart(value):
-    assert records.decode(records.encode(value)) == value
+    assert check_record.decode(check_record.encode(value)) == value
 
 
 def test_credit_displays_as_the_float_nbgrader_parses_and_carries_its_record():
-    credit = records.Credit(2.5, {"check": "specificity_credit"})
+    credit = check_record.Credit(2.5, {"check": "specificity_credit"})
     data, metadata = credit._repr_mimebundle_()
     assert data == {"text/plain": "2.5"} and credit == 2.5
-    assert records.find([{"output_type": "execute_result", "metadata": metadata}]) == {
+    assert check_record.find([{"output_type": "execute_result", "metadata": metadata}]) == {
         "check": "specificity_credit"
     }

@@ -12,7 +12,7 @@ from support.course_notebook import RELEASE, ROOT, SOURCE
 
 from viewcopy import notebook as lab
 from viewcopy.course.assignment import grade_id
-from viewcopy.notebook.parts_table import CARD_MINUTES, PARTS, GradedPart, parts_frame
+from viewcopy.notebook.parts_table import CARD_MINUTES, GRADED_PARTS, GradedPart, parts_frame
 
 CARD = (ROOT / "docs" / "lab_card.txt").read_text(encoding="utf-8")
 
@@ -45,17 +45,17 @@ def problems(parts: tuple[GradedPart, ...], graded: dict[str, int]) -> list[str]
 
 
 def test_every_graded_cell_is_in_one_part_with_the_master_s_points():
-    assert problems(PARTS, graded_cells()) == []
+    assert problems(GRADED_PARTS, graded_cells()) == []
     assert graded_cells(RELEASE) == graded_cells()
 
 
 def test_the_check_fails_on_a_missing_part_and_on_wrong_points():
     graded = graded_cells()
-    without_next = tuple(p for p in PARTS if p.name != "next ops")
+    without_next = tuple(p for p in GRADED_PARTS if p.name != "next ops")
     assert problems(without_next, graded) == ["score_next is in no part of the table"]
-    first = PARTS[0]
+    first = GRADED_PARTS[0]
     wrong = dataclasses.replace(first, cells=((first.cells[0][0], first.cells[0][1] + 1),))
-    assert problems((wrong, *PARTS[1:]), graded) == [
+    assert problems((wrong, *GRADED_PARTS[1:]), graded) == [
         "score_predictions: 6 points in the table, 5 in the master"
     ]
 
@@ -64,10 +64,10 @@ def test_the_table_shows_every_part_and_its_points_add_up_to_the_notebook_s():
     frame = parts_frame()
     graded = graded_cells()
     rows = frame.drop(index="total")
-    assert len(rows) == len(PARTS) == 6
-    assert list(rows["points"]) == [sum(graded[n] for n, _ in p.cells) for p in PARTS]
+    assert len(rows) == len(GRADED_PARTS) == 6
+    assert list(rows["points"]) == [sum(graded[n] for n, _ in p.cells) for p in GRADED_PARTS]
     assert frame.loc["total", "points"] == sum(graded.values()) == 36
-    for part, label in zip(PARTS, rows["graded cells"], strict=True):
+    for part, label in zip(GRADED_PARTS, rows["graded cells"], strict=True):
         for name, _ in part.cells:
             stem, _, number = name.rpartition("_")
             assert name in label or (number.isdigit() and f"{stem}_21-25" in label), (name, label)
@@ -78,13 +78,13 @@ def test_the_minutes_add_up_to_the_lab_card_s_and_the_stretch_is_marked():
     intro = nbformat.read(SOURCE, as_version=4).cells[0].source
     assert int(card_minutes) == CARD_MINUTES and f"· {CARD_MINUTES} minutes**" in intro
     frame = parts_frame()
-    assert frame.loc["total", "minutes"] == sum(p.minutes for p in PARTS) == CARD_MINUTES
-    assert all(p.minutes > 0 for p in PARTS)
+    assert frame.loc["total", "minutes"] == sum(p.minutes for p in GRADED_PARTS) == CARD_MINUTES
+    assert all(p.minutes > 0 for p in GRADED_PARTS)
     cells = nbformat.read(SOURCE, as_version=4).cells
     heading = next(i for i, c in enumerate(cells) if c.source.startswith("## Stretch"))
     after = {grade_id(c) for c in cells[heading:]}
-    assert [p.name for p in PARTS if p.stretch] == ["classify"]
-    (stretch,) = [p for p in PARTS if p.stretch]
+    assert [p.name for p in GRADED_PARTS if p.stretch] == ["classify"]
+    (stretch,) = [p for p in GRADED_PARTS if p.stretch]
     assert {name for name, _ in stretch.cells} <= after
     assert [label for label in frame.index if "stretch" in label] == ["classify (stretch)"]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import nbformat
 from support.course_notebook import SOURCE
 
-from viewcopy.notebook.parts_table import PARTS
+from viewcopy.notebook.parts_table import GRADED_PARTS
 from viewcopy.plugins import PartsWithScores
 
 
@@ -18,7 +18,7 @@ def graded(notebook, scores: dict) -> None:
 
 def test_the_parts_cell_shows_each_part_s_score_and_the_total():
     notebook = nbformat.read(SOURCE, 4)
-    scores = {name: points / 2 for part in PARTS for name, points in part.cells}
+    scores = {name: points / 2 for part in GRADED_PARTS for name, points in part.cells}
     scores["answer_21"] = None  # graded by hand, not yet
     graded(notebook, scores)
     PartsWithScores().preprocess(notebook, {})
@@ -26,7 +26,7 @@ def test_the_parts_cell_shows_each_part_s_score_and_the_total():
         c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "parts"
     ]
     shown = cell.outputs[0]["data"]["text/plain"]
-    for part in PARTS:
+    for part in GRADED_PARTS:
         earned = sum(scores[name] or 0 for name, _ in part.cells)
         pending = any(scores[name] is None for name, _ in part.cells)
         assert f"{earned:g}{' + by hand' if pending else ''}" in shown, part.name

@@ -13,7 +13,7 @@ from support.oracles import numpy_oracle
 
 import viewcopy
 from viewcopy import notebook as lab
-from viewcopy.course import records
+from viewcopy.course import check_record
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.next_ops import draw, measure_pool
 from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
@@ -210,7 +210,7 @@ def test_the_grader_recomputes_a_rule_after_as_the_kernel_judged_it(workdir, cap
         capsys.readouterr()
         kernel = checks.rules_after_credit(sheet, rules, points=2)
         said = capsys.readouterr().out
-        record = kernel._repr_mimebundle_()[1][records.KEY]
+        record = kernel._repr_mimebundle_()[1][check_record.KEY]
         handed_in = HandedIn({TWENTY.key: sheet}, grading)
         grader = recompute(master, record, handed_in)
         assert grader == (kernel, said)

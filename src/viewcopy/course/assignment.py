@@ -26,7 +26,7 @@ COURSE_ID = "view_or_copy"
 NOTEBOOK = "view_or_copy.ipynb"
 NOTEBOOK_ID = NOTEBOOK.removesuffix(".ipynb")
 
-PARTS = (TWENTY, NEXT, PRODUCTION)
+PREDICTED_PARTS = (TWENTY, NEXT, PRODUCTION)
 """The parts a student predicts, locks and then sees measured, in the notebook's order."""
 PREDICTIONS_CELL = TWENTY.cell
 """The answer cell that assigns PREDICTIONS."""

@@ -11,7 +11,13 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, PARTS, RULES_AFTER_CELL, grade_id
+from viewcopy.course.assignment import (
+    ASSIGNMENT,
+    NOTEBOOK,
+    PREDICTED_PARTS,
+    RULES_AFTER_CELL,
+    grade_id,
+)
 from viewcopy.exercise.next_ops import NextOp
 from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
 from viewcopy.exercise.part import Key, Part, Prediction, PredictionError
@@ -208,7 +214,7 @@ def _later_parts(notebook: nbformat.NotebookNode, record: LockRecord | None) -> 
     """The HandIn fields of the parts after the twenty, read from the same notebook (without a
     readable lock there are no next ops to read; the production lines need none)."""
     found: dict = {"later": {}}
-    for part in PARTS[1:]:
+    for part in PREDICTED_PARTS[1:]:
         try:
             written = written_literal(notebook, part.cell, part.label)
             found["later"][part.key] = part.parse(written, part.keys(record))

@@ -105,7 +105,7 @@ class Part(PartName):
 
     cell: str
     argument: str
-    """The name of its sheet in a check's record (course.records), as every release's checks
+    """The name of its sheet in a check's record (course.check_record), as every release's checks
     recorded it: the grader finds the sheet's input there and passes the sheet the answer cell
     writes out (notebook.checks.CHECKS declares which parts each check takes)."""
     choices: tuple[str, ...]

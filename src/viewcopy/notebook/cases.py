@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from viewcopy.course.records import decode, encode
+from viewcopy.course.check_record import decode, encode
 from viewcopy.engine import storage
 from viewcopy.engine.devices import available_devices
 from viewcopy.engine.expressions import op_function, parent_factory

@@ -1,7 +1,7 @@
 """What the notebook's graded test cells call. Each returns the credit as a number (nbgrader's
 partial credit) and prints the reason for every point lost; none writes to stderr.
 
-Each credit carries a record of the check's inputs (viewcopy.course.records): when grading, the
+Each credit carries a record of the check's inputs (viewcopy.course.check_record): when grading, the
 grader runs the same function on that record in its own process (viewcopy.plugins.trusted), passing
 its own `CheckContext`, and its number is the one that counts. A graded cell passes none: the
 kernel's context is the default. Graded cells reach this module as `viewcopy.checks`, the stable
@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from viewcopy.course.records import Credit, encode
+from viewcopy.course.check_record import Credit, encode
 from viewcopy.display.draw import Diagram
 from viewcopy.engine import storage
 from viewcopy.exercise import catalogue
@@ -131,7 +131,7 @@ toward full credit they are (0-1), whatever their lock."""
 
 
 def _record(check: Callable, **inputs: object) -> dict:
-    """What a check's credit carries: its name and its inputs, encoded (course.records)."""
+    """What a check's credit carries: its name and its inputs, encoded (course.check_record)."""
     return {"check": check.__name__, **{name: encode(v) for name, v in inputs.items()}}
 
 

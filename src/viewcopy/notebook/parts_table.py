@@ -30,7 +30,7 @@ class GradedPart:
         return sum(points for _, points in self.cells)
 
 
-PARTS = (
+GRADED_PARTS = (
     GradedPart(
         "predictions",
         (("score_predictions", 5),),
@@ -97,14 +97,19 @@ def parts_frame(scores: Mapping[str, float | None] | None = None) -> pd.DataFram
     """The graded parts: their cells, what each asks, its minutes and points, and the totals;
     with `scores` (grade id -> score, None while graded by hand), what this hand-in earned."""
     rows = []
-    for part in PARTS:
+    for part in GRADED_PARTS:
         name = f"{part.name} (stretch)" if part.stretch else part.name
         rows.append([name, cells_label(part.cells), part.what, part.minutes, part.points])
-    rows.append(["total", "", "", sum(p.minutes for p in PARTS), sum(p.points for p in PARTS)])
+    rows.append(
+        ["total", "", "", sum(p.minutes for p in GRADED_PARTS), sum(p.points for p in GRADED_PARTS)]
+    )
     frame = pd.DataFrame(rows, columns=["part", "graded cells", "what you do", "minutes", "points"])
     if scores is not None:
-        every = tuple(cell for part in PARTS for cell in part.cells)
-        frame["your score"] = [*(earned(p.cells, scores) for p in PARTS), earned(every, scores)]
+        every = tuple(cell for part in GRADED_PARTS for cell in part.cells)
+        frame["your score"] = [
+            *(earned(p.cells, scores) for p in GRADED_PARTS),
+            earned(every, scores),
+        ]
     return frame.set_index("part")
 
 

@@ -15,7 +15,7 @@ import html
 
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from viewcopy.course.records import KEY as RECORD_KEY
+from viewcopy.course.check_record import KEY as RECORD_KEY
 from viewcopy.display.safe_html import clean, cleaned_if_changed, one_block, safe_markdown
 from viewcopy.locking.record import OUTPUT_KEY
 from viewcopy.plugins.feedback import WIDGET_VIEW

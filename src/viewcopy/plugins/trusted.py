@@ -3,7 +3,7 @@
 An autograde preprocessor, run after the notebook executes and before nbgrader saves the grades. For
 each graded test cell it reads the master's source from the gradebook (never the notebook's), finds
 the `viewcopy.checks` call it ends with, takes that call's inputs from the record the cell handed
-over (viewcopy.course.records), and computes the credit with the same function, in the grader's
+over (viewcopy.course.check_record), and computes the credit with the same function, in the grader's
 process, against truth the grader measures. That credit replaces whatever the cell displayed:
 printed or displayed fake scores, a silenced display, a patched torch or a replaced helper in the
 kernel change nothing. A check cell with no record gets no credit, and says why.
@@ -25,8 +25,9 @@ from nbgrader.api import Gradebook
 from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
-from viewcopy.course import records
-from viewcopy.course.handin import PARTS, written_sheet
+from viewcopy.course import check_record
+from viewcopy.course.assignment import PREDICTED_PARTS
+from viewcopy.course.handin import written_sheet
 from viewcopy.course.settings import course_settings
 from viewcopy.locking.file import read_lock
 from viewcopy.locking.flow import LockStatus
@@ -87,7 +88,7 @@ class TrustedCredit(NbGraderPreprocessor):
 
         # every part's sheet as its answer cell writes it, never as computed
         handed_in = HandedIn(
-            {part.key: written_sheet(nb, part) for part in PARTS},
+            {part.key: written_sheet(nb, part) for part in PREDICTED_PARTS},
             CheckContext.grader(lock, folder),
         )
         with Gradebook(info["db_url"]) as gradebook:
@@ -120,7 +121,7 @@ def check_call(source: str) -> ast.Call | None:
 
 def rejudge(cell: NotebookNode, master: MasterCell, handed_in: HandedIn) -> None:
     """Put the grader's credit (and, when it differs, a note) in place of the cell's own."""
-    record = records.find(cell.outputs)
+    record = check_record.find(cell.outputs)
     claimed = _claimed(cell.outputs)
     points = master.points
     if any(o.output_type == "error" for o in cell.outputs):
@@ -187,7 +188,7 @@ def recompute(master: MasterCell, record: dict, handed_in: HandedIn) -> tuple[fl
         arguments = [check.replay(record), master_cases(master.source, call)]
     else:
         arguments = [handed_in.sheets[part.key] for part in check.parts]
-        options.update({name: records.decode(record[name]) for name in check.recorded})
+        options.update({name: check_record.decode(record[name]) for name in check.recorded})
     said = io.StringIO()
     with contextlib.redirect_stdout(said):
         credit = check.function(*arguments, **options)
