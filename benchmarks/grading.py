@@ -1,13 +1,26 @@
-"""Grading a class: plain `nbgrader autograde` against `viewcopy grade --jobs <cores>`, and each
-against the floor, on the same N synthetic submissions, measured side by side in one run.
+"""Grading a class: plain `nbgrader autograde`, `viewcopy grade` (one worker and the default) and
+the naive floor, on the same N synthetic hand-ins, measured side by side in one run, and where one
+hand-in's time goes.
 
-The floor is what no grader can avoid per submission: start a kernel, `import torch`, shut it down
-(serially for nbgrader, which grades one at a time; `jobs` at once for viewcopy grade). viewcopy
-grade is shown end to end and without its workers' one-time start (nbgrader, torch and the
-grader's own measurement, paid once per worker whatever the class size).
+The floor is what a naive grader pays per hand-in: a fresh kernel, `import torch`, shutdown
+(serially, and `jobs` at a time beside the parallel run). Each grading is shown end to end and, for
+`viewcopy grade`, without its workers' one-time start (nbgrader, torch and the grader's own
+measurement, paid once per worker whatever the class size). `viewcopy grade --jobs 1` is run twice:
+as the course is configured (the cells that measure for the student and carry no points keep the
+student's own outputs: `KeepStudentMeasurements`) and re-measuring them
+(`c.KeepStudentMeasurements.enabled = False`, what grading did before): the effect, per hand-in.
 
-Targets: speed-up of viewcopy grade over nbgrader >= 0.8 x cores; viewcopy grade's cost per
-submission within 1.5x the floor at the same parallelism. The scores of both must be identical.
+Where the time goes: two of viewcopy grade's workers, instrumented in this process's children,
+grade K of the same hand-ins (sandboxed as viewcopy grade is), one keeping and one re-measuring,
+taking turns hand-in by hand-in so that whatever else runs on the machine meets both alike: the
+clean before and after. Per hand-in: nbgrader's hand-in rows, each sanitize and autograde step,
+and inside Execute the kernel's start (sandbox, Python, ipykernel), every cell (the setup cell is
+the imports: torch and the lab) and its shutdown; the notebook's own compute is every cell but
+the setup.
+
+Targets: viewcopy grade --jobs 1 at most 1.0x the serial floor per hand-in (issue 39); the default
+at most 1.0x the parallel floor; speed-up over plain nbgrader >= 0.8 x cores. The scores of every
+run must be identical to plain nbgrader's (asserted).
 
 With --cluster it measures `viewcopy grade --cluster` instead, on the same N submissions: the
 local pool of J workers against a local Dask cluster of J worker processes (target: the cluster
@@ -15,73 +28,105 @@ costs at most 1.15x the pool, end to end, the cluster's start included), one Das
 (target: speed-up >= 0.8 x J), and the coordinator's gradebook writes per second (the bound of the
 throughput model in docs/cluster.md). The scores of all three must be identical.
 
-Run: .venv/bin/python benchmarks/grading.py [--students N] [--jobs J] [--keep DIR] [--cluster]
+Run: .venv/bin/python benchmarks/grading.py [--quick] [--students N] [--jobs J] [--profile K]
+                                            [--keep DIR] [--cluster]
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
+import multiprocessing
 import os
+import platform
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections import defaultdict
 from concurrent.futures import ProcessPoolExecutor
+from datetime import date
 from pathlib import Path
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
     build_course,
-    mark_submitted,
+    grade_id,
     read_grades,
     run_nbgrader,
     submission_folder,
 )
-from viewcopy.demo.synthetic import synthetic_class, write_submission
-from viewcopy.grading.grade import GRADED, grade
+from viewcopy.demo.synthetic import hand_in_class, synthetic_class
+from viewcopy.grading.grade import GRADED, SANDBOXED, grade
+from viewcopy.plugins.sandbox import bwrap_problem
 
 REPO = Path(__file__).resolve().parents[1]
+REMEASURE = "\nc.KeepStudentMeasurements.enabled = False  # benchmarks/grading.py: re-measure\n"
+"""What a course's config says to re-measure every cell (before issue 39)."""
 
 
 def build_class(course: Path, n: int) -> list[str]:
-    """A course with n submissions: the synthetic profiles, each run once, copied round-robin."""
+    """A course with n hand-ins: the synthetic profiles, each chosen one filled and run once (one
+    kernel per core, as `viewcopy demo` does), copied round-robin."""
     profiles = synthetic_class(REPO)
     chosen = [profiles[i % len(profiles)] for i in range(n)]
     students = [
         dataclasses.replace(p, student_id=f"s{i:03d}_{p.student_id}") for i, p in enumerate(chosen)
     ]
     build_course(REPO, course, {s.student_id: s.profile for s in students})
-    templates = course.parent / "templates"
-    for profile in profiles:
-        write_submission(profile, course / "release" / ASSIGNMENT, templates / profile.student_id)
+    unique = list({p.student_id: p for p in chosen}.values())
+    hand_in_class(unique, course)
     for student, profile in zip(students, chosen, strict=True):
-        folder = submission_folder(course, student.student_id)
-        shutil.copytree(templates / profile.student_id, folder)
-        mark_submitted(folder)
+        template = submission_folder(course, profile.student_id)
+        shutil.copytree(template, submission_folder(course, student.student_id))
+    for profile in unique:
+        shutil.rmtree(submission_folder(course, profile.student_id).parent)
     return [s.student_id for s in students]
 
 
-def floor_one(_: int) -> None:
-    """One submission's unavoidable part: a kernel starts, imports torch, shuts down."""
+def clone(course: Path, to: Path, *, remeasure: bool = False) -> Path:
+    """A copy of the course, its config re-measuring every cell if asked."""
+    shutil.copytree(course, to)
+    if remeasure:
+        with (to / "nbgrader_config.py").open("a") as config:
+            config.write(REMEASURE)
+    return to
+
+
+def floor_one(_: int) -> tuple[float, float, float]:
+    """One hand-in's naive floor: a kernel starts, imports torch, shuts down; seconds of each."""
     from jupyter_client.manager import start_new_kernel
 
-    manager, client = start_new_kernel(kernel_name="python3", stderr=subprocess.DEVNULL)
+    started = time.perf_counter()
+    manager, client = start_new_kernel(
+        kernel_name="python3", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    ready = time.perf_counter()
     try:
         reply = client.execute_interactive("import torch", timeout=300)
         assert reply["content"]["status"] == "ok", reply
+        imported = time.perf_counter()
     finally:
         client.stop_channels()
         manager.shutdown_kernel()
+    return ready - started, imported - ready, time.perf_counter() - imported
 
 
-def floor_seconds(n: int, jobs: int) -> float:
-    """Wall time for n floors, `jobs` at a time."""
+@dataclasses.dataclass(frozen=True)
+class Floor:
+    wall: float
+    parts: tuple[float, float, float]
+    """Mean seconds per hand-in: kernel start, import torch, shutdown."""
+
+
+def floor(n: int, jobs: int) -> Floor:
+    """Wall time for n floors, `jobs` at a time, and the mean of each part."""
     started = time.perf_counter()
     with ProcessPoolExecutor(jobs) as pool:
-        list(pool.map(floor_one, range(n)))
-    return time.perf_counter() - started
+        parts = list(pool.map(floor_one, range(n)))
+    wall = time.perf_counter() - started
+    return Floor(wall, tuple(sum(p[i] for p in parts) / n for i in range(3)))
 
 
 def scores(course: Path, students: list[str]) -> dict[tuple[str, str], float | None]:
@@ -95,65 +140,341 @@ def timed(work) -> tuple[float, object]:
     return time.perf_counter() - started, value
 
 
+# Where one hand-in's time goes: a worker's grading, instrumented.
+
+_SPANS: list[tuple[str, float]] = []
+_PHASE = ["sanitize"]
+
+
+def _timing(label, function):
+    """`function`, adding its seconds to _SPANS under `label(args)`."""
+
+    def timed_call(*args, **kwargs):
+        started = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            _SPANS.append((label(*args, **kwargs), time.perf_counter() - started))
+
+    return timed_call
+
+
+def _cell_label(self, cell, resources, index) -> str:
+    name = grade_id(cell) or f"#{index}"
+    if cell.cell_type != "code":
+        return "Execute: markdown cells"
+    kept = self.skip_cells_with_tag in cell.metadata.get("tags", [])
+    return f"cell {name}{' [kept]' if kept else ''}"
+
+
+def _instrument() -> None:
+    """Time nbgrader's steps, the kernel and each cell in this process (a benchmark child)."""
+    from nbclient import NotebookClient
+    from nbconvert.preprocessors import ExecutePreprocessor, Preprocessor
+    from nbgrader.api import Gradebook
+    from nbgrader.converters import Autograde
+
+    def step_label(self, *_, **__) -> str:
+        name = type(self).__name__
+        return "Execute" if isinstance(self, ExecutePreprocessor) else f"{_PHASE[0]}: {name}"
+
+    def phase(original):
+        def init(self):
+            _PHASE[0] = "sanitize" if self._sanitizing else "autograde"
+            return original(self)
+
+        return init
+
+    Preprocessor.__call__ = _timing(step_label, Preprocessor.__call__)
+    Autograde._init_preprocessors = phase(Autograde._init_preprocessors)
+    Autograde.init_assignment = _timing(
+        lambda *_: "nbgrader: the hand-in's gradebook rows, master files", Autograde.init_assignment
+    )
+    Gradebook.__init__ = _timing(lambda *_, **__: "gradebook opened", Gradebook.__init__)
+    NotebookClient.start_new_kernel = _timing(
+        lambda *_, **__: "kernel start", NotebookClient.start_new_kernel
+    )
+    NotebookClient.start_new_kernel_client = _timing(
+        lambda *_, **__: "kernel start", NotebookClient.start_new_kernel_client
+    )
+    NotebookClient._cleanup_kernel = _timing(
+        lambda *_, **__: "kernel shutdown", NotebookClient._cleanup_kernel
+    )
+    ExecutePreprocessor.preprocess_cell = _timing(_cell_label, ExecutePreprocessor.preprocess_cell)
+
+
+_API: dict[str, object] = {}
+"""The profiling worker's nbgrader API, loaded once (as a viewcopy grade worker loads it)."""
+
+
+def profile_one(course: str, student: str, sandboxed: bool) -> list[tuple[str, float]]:
+    """Grade one hand-in as one of viewcopy grade's workers does (nbgrader's API loaded once, the
+    sandbox as configured), instrumented: its spans (label, seconds) and the whole."""
+    from viewcopy.grading.record import in_flight
+    from viewcopy.grading.worker import grade_one, load_api
+
+    if course not in _API:
+        log = Path(course) / "profile.log"
+        sink = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        os.dup2(sink, 1)  # nbgrader's and the kernels' output go to the log, as in a worker
+        os.dup2(sink, 2)
+        os.chdir(course)
+        path = [str(Path(sys.executable).parent), os.environ["PATH"]]
+        os.environ["PATH"] = os.pathsep.join(path)
+        os.environ.pop("NBGRADER_EXECUTION", None)
+        limits = SANDBOXED if sandboxed else None
+        _API[course] = load_api(Path(course), limits, autograded=in_flight(ASSIGNMENT))
+        _instrument()
+    _SPANS.clear()
+    api = _API[course]
+    whole, result = timed(lambda: grade_one(api, Path(course), ASSIGNMENT, student))
+    assert result["success"], result.get("log", "")[-2000:]
+    return [*_SPANS, ("whole", whole)]
+
+
+def profile(courses: list[Path], students: list[str], sandboxed: bool) -> list[dict[str, float]]:
+    """For each course (a config), the mean seconds per hand-in of each span: one worker process
+    per course, the courses taking turns hand-in by hand-in, so that what else runs on the
+    machine meets each alike."""
+    context = multiprocessing.get_context("spawn")
+    pools = [ProcessPoolExecutor(1, mp_context=context) for _ in courses]
+    runs: list[list[list]] = [[] for _ in courses]
+    try:
+        for student in students:
+            for i, (pool, course) in enumerate(zip(pools, courses, strict=True)):
+                runs[i].append(pool.submit(profile_one, str(course), student, sandboxed).result())
+    finally:
+        for pool in pools:
+            pool.shutdown()
+    means = []
+    for hand_ins in runs:
+        total: dict[str, float] = defaultdict(float)
+        for spans in hand_ins:
+            for label, seconds in spans:
+                total[label] += seconds
+        means.append({label: seconds / len(hand_ins) for label, seconds in total.items()})
+    return means
+
+
+ROWS = "nbgrader: the hand-in's gradebook rows, master files"
+EXECUTE_REST = "Execute: the rest (nbclient, widget state)"
+NBGRADER_REST = "nbgrader: the rest (notebooks read and written, folders)"
+ORDER = (ROWS, "sanitize:", "kernel start", "cell ", "Execute: markdown", "kernel shutdown")
+ORDER += (EXECUTE_REST, "autograde:", NBGRADER_REST)
+
+
+def rows_of(spans: dict[str, float]) -> dict[str, float]:
+    """A hand-in's spans as the breakdown shows them: Execute split into the kernel's start, each
+    cell and its shutdown and the rest of it; what nbgrader does outside its steps as one row."""
+    rows = {k: v for k, v in spans.items() if k not in ("whole", "gradebook opened", "Execute")}
+    inside = sum(v for k, v in rows.items() if k.startswith(("kernel ", "cell ", "Execute: m")))
+    rows[EXECUTE_REST] = spans.get("Execute", 0.0) - inside
+    steps = sum(v for k, v in rows.items() if k.startswith((ROWS, "sanitize:", "autograde:")))
+    rows[NBGRADER_REST] = spans["whole"] - steps - spans.get("Execute", 0.0)
+    return rows
+
+
+def breakdown(kept: dict[str, float], measured: dict[str, float]) -> list[tuple[str, float, float]]:
+    """(label, seconds kept, seconds re-measured) per span, in the order a hand-in meets them; a
+    cell kept in the first run is labelled [kept]."""
+    a, b = rows_of(kept), rows_of(measured)
+    kept_cells = {k.removesuffix(" [kept]") for k in a if k.endswith(" [kept]")}
+    a = {k.removesuffix(" [kept]"): v for k, v in a.items()}
+    labels = list(dict.fromkeys([*b, *a]))
+
+    def rank(label: str) -> int:
+        return next((i for i, p in enumerate(ORDER) if label.startswith(p)), len(ORDER))
+
+    return [
+        (f"{x} [kept]" if x in kept_cells else x, a.get(x, 0.0), b.get(x, 0.0))
+        for x in sorted(labels, key=rank)
+    ]
+
+
+def compute(spans: dict[str, float]) -> float:
+    """The notebook's own compute: every cell but the setup (the imports)."""
+    return sum(v for k, v in spans.items() if k.startswith("cell ") and k != "cell setup")
+
+
+@dataclasses.dataclass
+class Measured:
+    """Everything one run of the benchmark measured."""
+
+    n: int
+    jobs: int
+    sandboxed: bool
+    load: tuple[float, float]
+    """The 1-minute load average at the start and at the end."""
+    plain_s: float
+    runs: dict[str, tuple[float, list]]
+    """viewcopy grade's runs: name -> (wall seconds, outcomes)."""
+    floor_serial: Floor
+    floor_parallel: Floor
+    profiled: int
+    kept: dict[str, float]
+    measured: dict[str, float]
+    same: dict[str, bool]
+
+
 def main() -> int:
     cores = os.cpu_count() or 1
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=8 * cores)
-    parser.add_argument("--jobs", type=int, default=cores)
+    parser.add_argument("--quick", action="store_true", help="a smaller run: one hand-in a core")
+    parser.add_argument(
+        "--students", type=int, help="hand-ins (default 4 a core, --cluster 8; --quick 1)"
+    )
+    parser.add_argument("--jobs", type=int, default=cores, help="the default run's workers")
+    parser.add_argument("--profile", type=int, help="hand-ins profiled (default 4; --quick 1)")
     parser.add_argument("--keep", help="build the courses here and keep them")
     parser.add_argument("--cluster", action="store_true", help="the Dask cluster against the pool")
     args = parser.parse_args()
+    args.students = args.students or cores * (1 if args.quick else 8 if args.cluster else 4)
     if args.cluster:
         return cluster_main(args)
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
     root = Path(args.keep or tempfile.mkdtemp(prefix="grading-bench-"))
     try:
-        ours = root / "viewcopy"
-        print(f"building {args.students} submissions in {root} ...", flush=True)
-        students = build_class(ours, args.students)
-        plain = root / "nbgrader"
-        shutil.copytree(ours, plain)
-
-        n, jobs = len(students), args.jobs
-        print("plain nbgrader autograde ...", flush=True)
-        plain_s, _ = timed(lambda: run_nbgrader(plain, "autograde", ASSIGNMENT, "--force"))
-        print(f"viewcopy grade --jobs {jobs} ...", flush=True)
-        ours_s, outcomes = timed(
-            lambda: grade(ours, ASSIGNMENT, jobs=jobs, force=True, progress=False, say=print)
-        )
-        print("floor: kernel start + import torch, serially and in parallel ...", flush=True)
-        floor_serial = floor_seconds(n, 1)
-        floor_parallel = floor_seconds(n, jobs)
-        same = scores(plain, students) == scores(ours, students)
+        found = measure(root, args.students, args.jobs, args.profile or (1 if args.quick else 4))
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
-
-    graded = sum(o.status == GRADED for o in outcomes)
-    steady = sum(o.seconds for o in outcomes) / jobs  # the workers' time on hand-ins only
-    report(n, jobs, cores, plain_s, ours_s, steady, floor_serial, floor_parallel, graded, same)
+    report(found)
+    assert all(found.same.values()), f"scores differ from plain nbgrader autograde: {found.same}"
     return 0
 
 
-def report(
-    n, jobs, cores, plain_s, ours_s, steady, floor_serial, floor_parallel, graded, same
-) -> None:
-    speedup, target = plain_s / ours_s, 0.8 * cores
+def measure(root: Path, n: int, jobs: int, k: int) -> Measured:
+    """Every run, on copies of one class of n hand-ins."""
+    sandboxed, load = bwrap_problem() is None, os.getloadavg()[0]
+    print(f"building {n} hand-ins in {root} ...", flush=True)
+    students = build_class(root / "class", n)
+    names = ("nbgrader", "one_remeasured", "one", "default", "profile", "profile_remeasured")
+    courses = {
+        x: clone(root / "class", root / x, remeasure=x.endswith("remeasured")) for x in names
+    }
+    print("plain nbgrader autograde ...", flush=True)
+    plain_s, _ = timed(
+        lambda: run_nbgrader(courses["nbgrader"], "autograde", ASSIGNMENT, "--force")
+    )
+    runs = {}
+    for name, workers, what in (
+        ("one_remeasured", 1, "viewcopy grade --jobs 1, re-measuring every cell"),
+        ("one", 1, "viewcopy grade --jobs 1"),
+        ("default", jobs, f"viewcopy grade (default: --jobs {jobs})"),
+    ):
+        print(f"{what} ...", flush=True)
+        runs[name] = timed(
+            lambda name=name, workers=workers: grade(
+                courses[name], ASSIGNMENT, jobs=workers, force=True, progress=False,
+                sandbox=SANDBOXED if sandboxed else None, say=print,
+            )
+        )  # fmt: skip
+    print("floor: kernel start, import torch, shutdown, serially and in parallel ...", flush=True)
+    floor_serial, floor_parallel = floor(n, 1), floor(n, jobs)
+    k = min(k, n)
+    print(f"where the time goes: {k} hand-in(s), instrumented workers, both ways in turn ...")
+    both = [courses["profile"], courses["profile_remeasured"]]
+    kept, measured = profile(both, students[:k], sandboxed)
+    expected = scores(courses["nbgrader"], students)
+    same = {name: scores(courses[name], students) == expected for name in runs}
+    load = (load, os.getloadavg()[0])
+    return Measured(
+        n, jobs, sandboxed, load, plain_s, runs, floor_serial, floor_parallel, k, kept, measured,
+        same,
+    )  # fmt: skip
+
+
+def report(m: Measured) -> None:
+    n, jobs, serial, parallel = m.n, m.jobs, m.floor_serial.wall, m.floor_parallel.wall
+    isolation = "sandboxed (bubblewrap)" if m.sandboxed else "NOT sandboxed (no bubblewrap here)"
+    print(
+        f"\n{date.today()}, {platform.machine()}, {os.cpu_count()} cores, load average "
+        f"{m.load[0]:.1f} at the start and {m.load[1]:.1f} at the end; {n} hand-ins; "
+        f"viewcopy grade's kernels {isolation}"
+    )
+    graded = [sum(o.status == GRADED for o in outcomes) for _, outcomes in m.runs.values()]
+    print(f"graded by each viewcopy grade run: {', '.join(map(str, graded))} of {n}")
+    (before_s, before), (one_s, one), (default_s, default) = m.runs.values()
     rows = [
-        ("nbgrader autograde (serial)", plain_s, floor_serial),
-        (f"viewcopy grade --jobs {jobs}", ours_s, floor_parallel),
-        ("  the same, worker start excluded", steady, floor_parallel),
+        ("floor: kernel, import torch, shutdown", serial, serial),
+        (f"floor, {jobs} at a time", parallel, parallel),
+        ("nbgrader autograde (serial)", m.plain_s, serial),
+        ("viewcopy grade --jobs 1, re-measuring", before_s, serial),
+        ("  the same, worker start excluded", steady(before), serial),
+        ("viewcopy grade --jobs 1", one_s, serial),
+        ("  the same, worker start excluded", steady(one), serial),
+        (f"viewcopy grade (default: --jobs {jobs})", default_s, parallel),
+        ("  the same, worker start excluded", steady(default) / jobs, parallel),
     ]
-    print(f"\n{n} submissions, {cores} cores; {graded}/{n} graded by viewcopy grade")
-    print(f"{'':<32}{'wall':>9}{'per sub':>10}{'floor/sub':>11}{'x floor':>9}")
-    for name, wall, floor in rows:
-        print(f"{name:<32}{wall:>8.1f}s{wall / n:>9.2f}s{floor / n:>10.2f}s{wall / floor:>8.2f}x")
-    print(f"speed-up: {speedup:.2f}x (target >= {target:.1f}x: {verdict(speedup >= target)})")
-    for label, wall in (("end to end", ours_s), ("worker start excluded", steady)):
-        ratio = wall / floor_parallel
-        met = verdict(ratio <= 1.5)
-        print(f"viewcopy grade vs floor, {label}: {ratio:.2f}x (target <= 1.5x: {met})")
-    print(f"scores identical to nbgrader autograde: {'yes' if same else 'NO'}")
+    print(f"\n{'':<44}{'wall':>9}{'per hand-in':>13}{'x floor':>9}")
+    for name, wall, against in rows:
+        print(f"{name:<44}{wall:>8.1f}s{wall / n:>12.2f}s{wall / against:>8.2f}x")
+    for label, spans in (("kept", m.kept), ("re-measured", m.measured)):
+        own = compute(spans)
+        name = f"the notebook's own compute, {label}"
+        print(f"{name:<44}{'':>9}{own:>12.2f}s{own * n / serial:>8.2f}x")
+    start, imports, shutdown = m.floor_serial.parts
+    print(
+        f"the floor per hand-in: kernel start {ms(start)}, import torch {ms(imports)}, "
+        f"shutdown {ms(shutdown)}"
+    )
+    print()
+    for how, was, now in (
+        (
+            f"the same {m.profiled} hand-in(s) graded both ways in turn",
+            m.measured["whole"],
+            m.kept["whole"],
+        ),
+        ("the whole runs above, one worker", steady(before) / n, steady(one) / n),
+    ):
+        print(
+            f"keeping the student's measurements, {how}: {was:.2f} s -> {now:.2f} s per hand-in "
+            f"({was - now:.2f} s, {(was - now) / was:.0%} less)"
+        )
+    cells = {k: v for k, v in rows_of(m.measured).items() if k.startswith("cell ")}
+    kept_cells = {k.removesuffix(" [kept]") for k in m.kept if k.endswith(" [kept]")}
+    not_run = sum(v for k, v in cells.items() if k in kept_cells)
+    step = m.kept.get("autograde: KeepStudentMeasurements", 0.0)
+    print(
+        f"  what it saves, by the cells themselves: {ms(not_run)} of cells not run ("
+        + ", ".join(f"{k.removeprefix('cell ')} {ms(cells[k])}" for k in sorted(kept_cells))
+        + f"), {ms(step)} for the step that keeps them: {not_run - step:.2f} s per hand-in"
+    )
+    for name, ratio in (
+        ("viewcopy grade --jobs 1 against the serial floor", one_s / serial),
+        (f"viewcopy grade --jobs {jobs} against the parallel floor", default_s / parallel),
+    ):
+        print(f"{name}: {ratio:.2f}x (target <= 1.0x: {verdict(ratio <= 1.0)})")
+    speedup, target = m.plain_s / default_s, 0.8 * (os.cpu_count() or 1)
+    met = verdict(speedup >= target)
+    print(f"speed-up over plain nbgrader: {speedup:.2f}x (target >= {target:.1f}x: {met})")
+
+    print(
+        f"\nwhere one hand-in's time goes: a viewcopy grade worker, the mean of {m.profiled} "
+        "hand-in(s); [kept]: a cell that measures for the student and grades nothing"
+    )
+    print(f"{'':<58}{'kept (default)':>17}{'re-measured':>17}")
+    whole_a, whole_b = m.kept["whole"], m.measured["whole"]
+    for label, a, b in breakdown(m.kept, m.measured):
+        print(f"{label:<58}{ms(a):>10}{a / whole_a:>7.1%}{ms(b):>10}{b / whole_b:>7.1%}")
+    print(
+        f"{'whole: one hand-in autograded':<58}{ms(whole_a):>10}{1:>7.1%}{ms(whole_b):>10}{1:>7.1%}"
+    )
+    opened_a, opened_b = m.kept.get("gradebook opened", 0), m.measured.get("gradebook opened", 0)
+    name = "  of which opening the gradebook (in the steps above)"
+    print(f"{name:<58}{ms(opened_a):>10}{opened_a / whole_a:>7.1%}{ms(opened_b):>10}"
+          f"{opened_b / whole_b:>7.1%}")  # fmt: skip
+    same = ", ".join(f"{name} {'yes' if ok else 'NO'}" for name, ok in m.same.items())
+    print(f"\nscores identical to plain nbgrader autograde: {same}")
+
+
+def steady(outcomes) -> float:
+    """The workers' seconds on hand-ins alone (their one-time start excluded)."""
+    return sum(o.seconds for o in outcomes)
+
+
+def ms(seconds: float) -> str:
+    return f"{seconds * 1000:.0f} ms" if abs(seconds) < 1 else f"{seconds:.2f} s"
 
 
 def on_dask(course: Path, workers: int) -> tuple[float, list]:
