@@ -56,6 +56,7 @@ from viewcopy.notebook.miss_lines import Miss, miss_line, parse_misses, total_li
 from viewcopy.report.build import build_report
 from viewcopy.report.files import FIGURES, write_report
 from viewcopy.report.rows import rows
+from viewcopy.report.summary import terminal_summary
 
 pytestmark = [pytest.mark.course]
 
@@ -471,3 +472,33 @@ def test_the_report_says_per_family_how_often_rules_after_held_on_the_next_ops(g
     assert ("rules_after", "with_rule") in sections and ("rules_after", "held_share") in sections
     for family, (with_rule, _, _) in report.rule_families.items():
         assert with_rule >= expected.get(family, [0])[0]
+
+
+def test_the_report_says_which_release_locked_and_graded_each_hand_in(graded, tmp_path):
+    """Read back independently: the lock file's own `viewcopy` field (raw JSON) and record.csv's
+    `viewcopy` column (the csv module); a frozen hand-in of 0.1.0 reads as before versions."""
+    from importlib.metadata import version
+
+    course, _, report = graded
+    record = {
+        row["student_id"]: row.get("viewcopy") or "before versions"
+        for row in csv.DictReader((course / "grade_logs" / report.assignment / "record.csv").open())
+    }
+    write_report(report, tmp_path)
+    values = csv_rows(tmp_path / "report.csv")
+    locked_by = Counter()
+    for s in report.handed_in:
+        lock_file = course / "submitted" / s.student / report.assignment / LOCK_FILE
+        raw = json.loads(lock_file.read_text()) if lock_file.exists() else {}
+        lock = raw.get("viewcopy") or "before versions"
+        if lock_file.exists():
+            assert values["student", s.student, "lock_version"] == lock
+        assert values["student", s.student, "graded_version"] == record.get(
+            s.student, "before versions"
+        )
+        locked_by[values["student", s.student, "lock_version"]] += 1
+    assert locked_by[version("viewcopy")] > 0  # the class locked with this release
+    assert set(record.values()) == {version("viewcopy")}  # viewcopy grade graded the class
+    assert f"locks {version('viewcopy')} {locked_by[version('viewcopy')]}" in terminal_summary(
+        report
+    )

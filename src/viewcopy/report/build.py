@@ -38,6 +38,7 @@ from viewcopy.exercise.production import PRODUCTION
 from viewcopy.exercise.production_model import copy_lines, forward_listing
 from viewcopy.exercise.scoring import Score, base_rate, judge_prediction, score_sheet
 from viewcopy.grading.record import FAILED, INTERRUPTED, read_record, record_path
+from viewcopy.grading.versions import versions_of
 from viewcopy.notebook.checks import held_share, next_ops_held, rule_after_problem
 from viewcopy.notebook.miss_lines import Miss, parse_misses
 from viewcopy.report.numbers import (
@@ -98,6 +99,7 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
         base=base_rate(table),
         transfer=_transfer(students),
         thought_free=_thought_free(handins),
+        versions=versions_of(course, assignment),
     )
 
 

@@ -22,6 +22,7 @@ from viewcopy.course.handin import (
     NO_SUBMISSION,
 )
 from viewcopy.exercise.scoring import CARD, PASS_MARK, BaseRate
+from viewcopy.grading.versions import HandInVersions
 from viewcopy.notebook.miss_lines import Miss
 
 REFUSED = "tried to lock after the reveal"
@@ -213,6 +214,22 @@ class ClassReport:
     """Per family, the class's share right on the twenty against on the next ops."""
     thought_free: tuple[ThoughtFree, ...] = ()
     """Each line of the production forward that copies, and who said "no copy"."""
+    versions: Mapping[str, HandInVersions] = field(default_factory=dict)
+    """Per student, the release that made their lock and the one that graded them."""
+
+    def versions_said(self, student: str) -> tuple[str, str]:
+        """(lock's release, grader's release) as the report writes them."""
+        return self.versions.get(student, HandInVersions(None, None)).said()
+
+    @property
+    def releases(self) -> dict[str, Counter]:
+        """How many locks each release made and how many hand-ins each graded (`before
+        versions` counting those that recorded none)."""
+        said = [self.versions_said(s.student) for s in self.handed_in]
+        return {
+            "locks": Counter(lock for lock, _ in said),
+            "graded": Counter(graded for _, graded in said),
+        }
 
     @property
     def rule_families(self) -> dict[str, RulesHeld]:

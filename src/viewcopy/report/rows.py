@@ -22,7 +22,8 @@ def rows(report: ClassReport) -> Iterator[Row]:
     family, the share they held there; students whose never held), misconceptions (per item),
     lock (per state), production (per copying line of the forward: how many thought it free),
     transfer (per family: right and total on the twenty and on the next ops), student (lock,
-    right, balanced, credited_right, passes, flag, next_right, memorised, totals), grades
+    right, balanced, credited_right, passes, flag, next_right, memorised, the release that
+    made the lock and the one that graded it (`before versions`: none recorded), totals), grades
     (gradebook score per cell; empty: graded by hand), grade_max, classify_runs, traps (per
     case), specificity (per question), problems.
     """
@@ -89,6 +90,9 @@ def _students(report: ClassReport) -> Iterator[Row]:
         yield "student", s.student, "flag", s.flag
         yield "student", s.student, "next_right", s.next_right
         yield "student", s.student, "memorised", int(s.memorised)
+        locked, graded = report.versions_said(s.student)
+        yield "student", s.student, "lock_version", locked
+        yield "student", s.student, "graded_version", graded
         if s.grades:
             yield "student", s.student, "auto_total", round(s.auto_total, 4)
             yield "student", s.student, "max_total", s.max_total

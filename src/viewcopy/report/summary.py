@@ -44,6 +44,12 @@ def _class(report: ClassReport) -> list[str]:
         f"predictions before looking: {sum(s.passes for s in handed)}/{len(handed)} pass "
         + (f"{PASS_MARK}/20" if report.scoring == CARD else "the balanced 80% line"),
         "lock: " + "; ".join(f"{k} {v}" for k, v in report.lock_counts.items() if v),
+        "releases: "
+        + "; ".join(
+            f"{what} " + ", ".join(f"{release} {n}" for release, n in sorted(count.items()))
+            for what, count in report.releases.items()
+            if count
+        ),
     ]
     read = [s for s in handed if s.balanced is not None]
     if read and report.base is not None:
