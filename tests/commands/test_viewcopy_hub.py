@@ -144,7 +144,11 @@ def hub(tmp_path_factory):
     deadline = time.monotonic() + 600  # the first start builds the course and releases it
     while not any("Ctrl-C stops" in line for line in running.said):
         if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
+            process.send_signal(signal.SIGINT)  # it stops JupyterHub and what that started
+            try:
+                process.wait(timeout=120)
+            except subprocess.TimeoutExpired:
+                process.kill()
             pytest.fail(f"viewcopy hub did not start:\n{running.output()}")
         time.sleep(0.5)
     running.state = HubState.read(folder / "state")

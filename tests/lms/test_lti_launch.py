@@ -143,19 +143,22 @@ def hub(tmp_path_factory, platform):
     )
     running = Hub(process)
     threading.Thread(target=keep_reading, args=(process, running.said), daemon=True).start()
-    deadline = time.monotonic() + 600  # the first start builds the course and releases it
-    while not any("Ctrl-C stops" in line for line in running.said):
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.kill()
-            pytest.fail(f"viewcopy hub --lti did not start:\n{running.output()}")
-        time.sleep(0.5)
-    running.state = HubState.read(folder / "state")
-    platform.register_tool(
-        login_url=running.printed("login URL (OIDC login initiation)"),
-        launch_url=running.printed("target link URI"),
-        redirect_uris=[running.printed("redirect URL")],
-        key_set_url=running.printed("key set URL (public JWK set)"),
-    )
+    try:
+        deadline = time.monotonic() + 600  # the first start builds the course and releases it
+        while not any("Ctrl-C stops" in line for line in running.said):
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"viewcopy hub --lti did not start:\n{running.output()}")
+            time.sleep(0.5)
+        running.state = HubState.read(folder / "state")
+        platform.register_tool(
+            login_url=running.printed("login URL (OIDC login initiation)"),
+            launch_url=running.printed("target link URI"),
+            redirect_uris=[running.printed("redirect URL")],
+            key_set_url=running.printed("key set URL (public JWK set)"),
+        )
+    except BaseException:  # a setup that fails stops the hub as Ctrl-C does: nothing left running
+        stop_hub(process)
+        raise
     yield running
     process.send_signal(signal.SIGINT)
     try:
@@ -164,6 +167,16 @@ def hub(tmp_path_factory, platform):
         process.kill()
         raise
     assert "hub stopped, nothing left running" in running.output()
+
+
+def stop_hub(process: subprocess.Popen) -> None:
+    """Ctrl-C to `viewcopy hub` (it stops JupyterHub and all it started), then kill it."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            process.kill()
 
 
 @pytest.fixture(scope="module")
