@@ -21,13 +21,10 @@ import re
 import signal
 import socket
 import subprocess
-import sys
-import threading
 import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -36,6 +33,7 @@ import pytest
 from support.chromium import require_chromium, unavailable
 from support.course_notebook import ROOT
 from support.oracles import expected_scores, lock_of
+from support.running_hub import RunningHub, start_hub
 from support.servers import free_port
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, grade_id, read_grades
@@ -44,7 +42,7 @@ from viewcopy.demo.synthetic import fill, next_predictions_source, synthetic_cla
 from viewcopy.exercise.next_predictions import NEXT
 from viewcopy.exercise.predictions import TWENTY as PREDICTED
 from viewcopy.exercise.production import PRODUCTION
-from viewcopy.hub.state import HubState, find_proxy
+from viewcopy.hub.state import find_proxy
 from viewcopy.locking.file import read_lock
 from viewcopy.locking.store import student_locks
 from viewcopy.report.build import build_report
@@ -98,68 +96,17 @@ def test_hub_on_a_port_in_use_is_one_line_before_anything_is_made(viewcopy, tmp_
 # --- the course on a real hub, in Chromium --------------------------------------------------------
 
 
-@dataclass
-class Hub:
-    """`viewcopy hub` running: its process, what it printed, and the state it started on."""
-
-    process: subprocess.Popen
-    said: list[str] = field(default_factory=list)
-    state: HubState | None = None
-
-    @property
-    def url(self) -> str:
-        return self.state.url
-
-    @property
-    def password(self) -> str:
-        return self.state.secret("password")
-
-    def home(self, user: str) -> Path:
-        return self.state.home(user)
-
-    def output(self) -> str:
-        return "\n".join(self.said)
-
-
-def keep_reading(process: subprocess.Popen, said: list[str]) -> None:
-    for line in process.stdout:
-        said.append(line.rstrip("\n"))
-
-
 @pytest.fixture(scope="module")
 def hub(tmp_path_factory):
     """`viewcopy hub` as an instructor starts it, once it says where and who."""
     hub_or_skip()
     folder = tmp_path_factory.mktemp("hub")
-    command = [
-        str(Path(sys.executable).parent / "viewcopy"),
-        *("hub", "--repo", str(ROOT), "--state", str(folder / "state")),
-        *("--port", str(free_port()), "--students", ",".join(STUDENTS)),
-    ]
-    process = subprocess.Popen(
-        command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    running = start_hub(
+        folder, "--repo", str(ROOT), "--port", str(free_port()), "--students", ",".join(STUDENTS)
     )
-    running = Hub(process)
-    threading.Thread(target=keep_reading, args=(process, running.said), daemon=True).start()
-    deadline = time.monotonic() + 600  # the first start builds the course and releases it
-    while not any("Ctrl-C stops" in line for line in running.said):
-        if process.poll() is not None or time.monotonic() > deadline:
-            process.send_signal(signal.SIGINT)  # it stops JupyterHub and what that started
-            try:
-                process.wait(timeout=120)
-            except subprocess.TimeoutExpired:
-                process.kill()
-            pytest.fail(f"viewcopy hub did not start:\n{running.output()}")
-        time.sleep(0.5)
-    running.state = HubState.read(folder / "state")
     SHOTS.mkdir(parents=True, exist_ok=True)
     yield running
-    if process.poll() is None:  # the Ctrl-C test did not run or did not stop it
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            process.kill()
+    running.stop()  # when the Ctrl-C test did not run or did not stop it
 
 
 @pytest.fixture(scope="module")
@@ -168,7 +115,7 @@ def browser(request):
     return launch_chromium(request, timeout_ms=120_000)
 
 
-def log_in(browser, hub: Hub, user: str) -> Page:
+def log_in(browser, hub: RunningHub, user: str) -> Page:
     """A fresh browser context logged in as `user` at the hub's login page, their Lab open."""
     page = browser.new_context(viewport=VIEWPORT).new_page()
     page.goto(f"{hub.url}/hub/login")
@@ -203,7 +150,7 @@ def profile(user: str):
     return next(s for s in synthetic_class(ROOT) if s.student_id == STUDENTS[user])
 
 
-def work_through_the_lab(browser, hub: Hub, user: str) -> None:
+def work_through_the_lab(browser, hub: RunningHub, user: str) -> None:
     """Log in, fetch, answer as the profile does, run every cell, save and submit."""
     student = profile(user)
     page = log_in(browser, hub, user)
@@ -246,7 +193,7 @@ def submitted(browser, hub):
     return hub
 
 
-def instructor_terminal(browser, hub: Hub, command: str, timeout_s: float) -> str:
+def instructor_terminal(browser, hub: RunningHub, command: str, timeout_s: float) -> str:
     """Type `command` into a terminal of the instructor's own hub server (the hub's environment
     for them: the course, the exchange, the lock records); its output once it has ended."""
     page = log_in(browser, hub, INSTRUCTOR)
@@ -387,7 +334,7 @@ def test_formgrader_opens_in_the_instructors_lab_and_nowhere_else(browser, grade
     student.context.close()
 
 
-def hub_token(browser, hub: Hub, user: str) -> str:
+def hub_token(browser, hub: RunningHub, user: str) -> str:
     """A token `user` requests on the hub's token page, as anyone logged in can."""
     page = log_in(browser, hub, user)
     page.goto(f"{hub.url}/hub/token")
@@ -399,7 +346,7 @@ def hub_token(browser, hub: Hub, user: str) -> str:
     return value
 
 
-def lock(hub: Hub, token: str, **claim: str) -> tuple[int, str]:
+def lock(hub: RunningHub, token: str, **claim: str) -> tuple[int, str]:
     """POST a lock through the hub's proxy with `token`; (status, the service's sentence)."""
     body = {"assignment": "hub-test", "fingerprint": "a" * 64, **claim}
     request = urllib.request.Request(

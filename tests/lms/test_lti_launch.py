@@ -23,10 +23,7 @@ import signal
 import stat
 import subprocess
 import sys
-import threading
-import time
 import urllib.parse
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
@@ -42,6 +39,7 @@ from support.lti_platform import (
     Platform,
     require_lti,
 )
+from support.running_hub import RunningHub, start_hub
 from support.servers import free_port
 
 from viewcopy.course.assignment import COURSE_ID
@@ -56,7 +54,7 @@ REQUIRED = "VIEWCOPY_REQUIRE_HUB"
 if importlib.util.find_spec("jupyterhub") is None:
     unavailable("jupyterhub is not installed (scripts/setup.sh installs it)", REQUIRED)
 try:
-    from viewcopy.hub.state import HubState, find_proxy
+    from viewcopy.hub.state import find_proxy
 
     find_proxy()
 except FileNotFoundError as missing:
@@ -80,25 +78,8 @@ LOGIN, CALLBACK, KEY_SET = "lti13/oauth_login", "lti13/oauth_callback", "lti13/j
 SCOPES = ("lti-ags/scope/lineitem", "lti-ags/scope/score", "lti-nrps/scope/contextmembership")
 
 
-@dataclass
-class Hub:
-    """`viewcopy hub --lti` running: its process, what it printed, its state."""
-
-    process: subprocess.Popen
-    said: list[str] = field(default_factory=list)
-    state: HubState | None = None
-
-    @property
-    def url(self) -> str:
-        return self.state.url
-
-    def output(self) -> str:
-        return "\n".join(self.said)
-
-    def printed(self, label: str) -> str:
-        """The value the welcome prints after `label:`."""
-        line = next(line for line in self.said if line.strip().startswith(f"{label}:"))
-        return line.split(":", 1)[1].split()[0]
+class LtiHub(RunningHub):
+    """`viewcopy hub --lti` running, and the hub's own model of a user."""
 
     def user(self, name: str) -> dict | None:
         """The hub's model of a user (the course-admin token), None if there is none."""
@@ -111,11 +92,6 @@ class Hub:
             return None
         answer.raise_for_status()
         return answer.json()
-
-
-def keep_reading(process: subprocess.Popen, said: list[str]) -> None:
-    for line in process.stdout:
-        said.append(line.rstrip("\n"))
 
 
 @pytest.fixture(scope="module")
@@ -133,50 +109,29 @@ def hub(tmp_path_factory, platform):
     folder = tmp_path_factory.mktemp("hub")
     registration = folder / "from-the-lms.json"
     registration.write_text(json.dumps(platform.registration()))
-    command = [
-        str(Path(sys.executable).parent / "viewcopy"),
-        *("hub", "--lti", str(registration), "--repo", str(ROOT)),
-        *("--state", str(folder / "state"), "--port", str(free_port())),
-    ]
-    process = subprocess.Popen(
-        command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    running = start_hub(
+        folder,
+        *("--lti", str(registration), "--repo", str(ROOT), "--port", str(free_port())),
+        kind=LtiHub,
     )
-    running = Hub(process)
-    threading.Thread(target=keep_reading, args=(process, running.said), daemon=True).start()
     try:
-        deadline = time.monotonic() + 600  # the first start builds the course and releases it
-        while not any("Ctrl-C stops" in line for line in running.said):
-            if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"viewcopy hub --lti did not start:\n{running.output()}")
-            time.sleep(0.5)
-        running.state = HubState.read(folder / "state")
         platform.register_tool(
             login_url=running.printed("login URL (OIDC login initiation)"),
             launch_url=running.printed("target link URI"),
             redirect_uris=[running.printed("redirect URL")],
             key_set_url=running.printed("key set URL (public JWK set)"),
         )
-    except BaseException:  # a setup that fails stops the hub as Ctrl-C does: nothing left running
-        stop_hub(process)
+    except BaseException:  # a setup that fails stops the hub: nothing left running
+        running.stop()
         raise
     yield running
-    process.send_signal(signal.SIGINT)
+    running.process.send_signal(signal.SIGINT)
     try:
-        assert process.wait(timeout=120) == 0, running.output()
+        assert running.process.wait(timeout=120) == 0, running.output()
     except subprocess.TimeoutExpired:
-        process.kill()
+        running.process.kill()
         raise
     assert "hub stopped, nothing left running" in running.output()
-
-
-def stop_hub(process: subprocess.Popen) -> None:
-    """Ctrl-C to `viewcopy hub` (it stops JupyterHub and all it started), then kill it."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=120)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 @pytest.fixture(scope="module")
@@ -267,7 +222,7 @@ def server_token(name: str) -> str:
     raise AssertionError(f"no JupyterLab server of {name} is running")
 
 
-def lock(hub: Hub, token: str) -> tuple[int, str]:
+def lock(hub: LtiHub, token: str) -> tuple[int, str]:
     answer = requests.post(
         f"{hub.url}/services/viewcopy-lock/v1/lock",
         json={"assignment": "lti-launch", "fingerprint": "a" * 64},
@@ -298,7 +253,7 @@ def launch_form(session: requests.Session, platform: Platform, member: Member) -
     return {"action": html.unescape(action), **{k: html.unescape(v) for k, v in found.items()}}
 
 
-def fresh_login(session: requests.Session, hub: Hub, platform: Platform, **asked) -> dict:
+def fresh_login(session: requests.Session, hub: LtiHub, platform: Platform, **asked) -> dict:
     """A login initiation at the hub, stopped at its redirect to the platform: the state and
     nonce the hub expects back (its cookies are in `session`)."""
     query = {
@@ -318,7 +273,7 @@ def fresh_login(session: requests.Session, hub: Hub, platform: Platform, **asked
     return {"status": 302, "state": sent["state"], "nonce": sent["nonce"]}
 
 
-def post_launch(session: requests.Session, hub: Hub, id_token: str, state: str):
+def post_launch(session: requests.Session, hub: LtiHub, id_token: str, state: str):
     return session.post(
         f"{hub.url}/hub/{CALLBACK}",
         data={"id_token": id_token, "state": state},
