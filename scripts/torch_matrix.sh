@@ -81,7 +81,7 @@ for version in "${VERSIONS[@]}"; do
     # course extras: CI's requirements for those (VIEWCOPY_REQUIRE_*) are the main suite's, and a
     # module that checks them when collected would fail here although its tests are deselected.
     env -u VIEWCOPY_REQUIRE_BROWSER -u VIEWCOPY_REQUIRE_SANDBOX -u VIEWCOPY_REQUIRE_POSTGRES \
-        -u VIEWCOPY_REQUIRE_HUB PATH="$venv/bin:$PATH" \
+        -u VIEWCOPY_REQUIRE_HUB -u VIEWCOPY_REQUIRE_LTI PATH="$venv/bin:$PATH" \
         "$python" -m pytest "${PYTEST[@]}" -m "$FAST" >"$log" 2>&1 || tests_ok=0
     tests="$(grep -E '^=* ?[0-9]+ (passed|failed|errors?)\b' "$log" | tail -1 | tr -d '=' || true)"
     tests_s=$((SECONDS - began))
