@@ -22,7 +22,7 @@ if [ "${1:-}" = "--fast" ]; then
     rc=0
     python -m pytest -m "$FAST" "$@" || rc=$?
     echo "fast subset only: scripts/test.sh runs everything (as CI does), -m course (or sandbox,"
-    echo "cluster, browser, postgres, service, hub, slow) one part"
+    echo "cluster, browser, postgres, service, hub, lms, slow) one part"
     exit "$rc"
 fi
 python -m pytest "$@"
