@@ -15,7 +15,6 @@ is missing; the two usage errors run in the fast subset).
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import signal
@@ -30,10 +29,9 @@ from pathlib import Path
 import nbformat
 import psutil
 import pytest
-from support.chromium import require_chromium, unavailable
 from support.course_notebook import ROOT
 from support.oracles import expected_scores, lock_of
-from support.running_hub import RunningHub, start_hub
+from support.running_hub import RunningHub, require_hub, start_hub
 from support.servers import free_port
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, grade_id, read_grades
@@ -42,7 +40,6 @@ from viewcopy.demo.synthetic import fill, next_predictions_source, synthetic_cla
 from viewcopy.exercise.next_predictions import NEXT
 from viewcopy.exercise.predictions import TWENTY as PREDICTED
 from viewcopy.exercise.production import PRODUCTION
-from viewcopy.hub.state import find_proxy
 from viewcopy.locking.file import read_lock
 from viewcopy.locking.store import student_locks
 from viewcopy.report.build import build_report
@@ -58,13 +55,7 @@ except ModuleNotFoundError:
 def hub_or_skip() -> None:
     """JupyterHub, its proxy, Playwright and Chromium, or skip the test; fail it instead where
     VIEWCOPY_REQUIRE_HUB=1 (CI)."""
-    if importlib.util.find_spec("jupyterhub") is None:
-        unavailable("jupyterhub is not installed (scripts/setup.sh installs it)", REQUIRED)
-    try:
-        find_proxy()
-    except FileNotFoundError as missing:
-        unavailable(str(missing), REQUIRED)
-    require_chromium(REQUIRED)
+    require_hub(REQUIRED)
 
 
 STUDENTS = {"alice": "rule_learner", "bob": "memoriser"}  # hub name -> synthetic profile

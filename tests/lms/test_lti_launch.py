@@ -16,7 +16,6 @@ two-core machine.
 from __future__ import annotations
 
 import html
-import importlib.util
 import json
 import re
 import signal
@@ -28,7 +27,6 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support.chromium import require_chromium, unavailable
 from support.course_notebook import ROOT
 from support.lti_platform import (
     INSTRUCTOR,
@@ -39,7 +37,7 @@ from support.lti_platform import (
     Platform,
     require_lti,
 )
-from support.running_hub import RunningHub, start_hub
+from support.running_hub import RunningHub, require_hub, start_hub
 from support.servers import free_port
 
 from viewcopy.course.assignment import COURSE_ID
@@ -50,16 +48,7 @@ from viewcopy.lms.registration import REGISTRATION_FILE
 pytestmark = [pytest.mark.lms, pytest.mark.hub, pytest.mark.browser, pytest.mark.course]
 
 require_lti()
-REQUIRED = "VIEWCOPY_REQUIRE_HUB"
-if importlib.util.find_spec("jupyterhub") is None:
-    unavailable("jupyterhub is not installed (scripts/setup.sh installs it)", REQUIRED)
-try:
-    from viewcopy.hub.state import find_proxy
-
-    find_proxy()
-except FileNotFoundError as missing:
-    unavailable(str(missing), REQUIRED)
-require_chromium(REQUIRED)
+require_hub("VIEWCOPY_REQUIRE_HUB")
 
 import requests  # noqa: E402
 from playwright.sync_api import expect  # noqa: E402

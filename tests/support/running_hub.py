@@ -4,6 +4,7 @@ killing the launcher would leave it, its proxy and the lock service running)."""
 
 from __future__ import annotations
 
+import importlib.util
 import signal
 import subprocess
 import sys
@@ -13,11 +14,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from support.chromium import require_chromium, unavailable
 
-from viewcopy.hub.state import HubState
+from viewcopy.hub.state import HubState, find_proxy
 
 START_S = 600  # the first start builds the course and releases it
 STOP_S = 120
+
+
+def require_hub(required_by: str) -> None:
+    """JupyterHub, its proxy, Playwright and Chromium, or skip; fail instead where the
+    environment variable `required_by` is 1 (CI)."""
+    if importlib.util.find_spec("jupyterhub") is None:
+        unavailable("jupyterhub is not installed (scripts/setup.sh installs it)", required_by)
+    try:
+        find_proxy()
+    except FileNotFoundError as missing:
+        unavailable(str(missing), required_by)
+    require_chromium(required_by)
 
 
 @dataclass
