@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import textwrap
 from pathlib import Path
 
 import pytest
+from support import kernels
+from support.kernels import outcome
 from support.sandboxing import sandbox_or_skip
 
 from viewcopy.plugins.sandbox import COURSE_DATA, Cgroups, Limits, readable_paths
@@ -30,15 +30,12 @@ def test_readable_paths_never_hold_course_data(tmp_path):
             assert data != path and path not in data.parents, f"{path} exposes {data}"
 
 
-@pytest.fixture(scope="module")
-def sandboxed_kernel(tmp_path_factory):
-    """A kernel started the way graded kernels are, in a working copy beside a course."""
+@pytest.fixture(scope="module", params=["fresh", "forked"])
+def sandboxed_kernel(request, tmp_path_factory):
+    """A kernel started the way graded kernels are, in a working copy beside a course: fresh in
+    the sandbox, or forked into it from a worker's warm template (each test runs on both)."""
     sandbox_or_skip()
-    from jupyter_client.blocking import BlockingKernelClient
-    from jupyter_core.utils import run_sync
-    from traitlets.config import Config
-
-    from viewcopy.plugins.sandboxed_kernel import SandboxedKernelManager
+    from viewcopy.plugins import warm_kernels
 
     root = tmp_path_factory.mktemp("sandbox")
     course = root / "course"
@@ -48,42 +45,14 @@ def sandboxed_kernel(tmp_path_factory):
     copy = course / "autograded" / "student" / "lab"
     copy.mkdir(parents=True)
     (copy / "lab.ipynb").write_text("the submission")
-    config = Config()
-    config.SandboxedKernelManager.readable = readable_paths(course)
-    config.SandboxedKernelManager.limits = dict(LIMITS.__dict__)
-    manager = SandboxedKernelManager(kernel_name="python3", config=config)
-    run_sync(manager.start_kernel)(
-        cwd=str(copy), extra_arguments=["--HistoryManager.hist_file=:memory:"]
-    )
-    client = BlockingKernelClient(**manager.get_connection_info(session=True))
-    client.start_channels()
-    client.wait_for_ready(timeout=60)
-
-    def run(code: str) -> dict:
-        out: list[str] = []
-        client.execute_interactive(
-            textwrap.dedent(code),
-            timeout=60,
-            output_hook=lambda m: out.append(m["content"].get("text", "")),
-        )
-        return json.loads("".join(out))
-
-    yield run, course, copy
-    client.stop_channels()
-    run_sync(manager.shutdown_kernel)(now=True)
-
-
-def outcome(expr: str) -> str:
-    """Code that prints, as JSON, 'ok' or the exception name an expression raises."""
-    return f"""
-    import json
+    if request.param == "forked":
+        assert warm_kernels.start(LIMITS, ["cpu"]) is None
     try:
-        {expr}
-        said = "ok"
-    except BaseException as exc:
-        said = type(exc).__name__
-    print(json.dumps(said))
-    """
+        with kernels.sandboxed_kernel(copy, course, LIMITS) as run:
+            assert (warm_kernels.active() is not None) == (request.param == "forked")  # kept
+            yield run, course, copy
+    finally:
+        warm_kernels.stop()
 
 
 def test_the_course_is_invisible_and_the_copy_is_read_only(sandboxed_kernel):

@@ -190,10 +190,37 @@ class Cgroups:
                     time.sleep(0.05)
 
 
+def kernel_environment(limits: Limits) -> dict[str, str]:
+    """The whole environment a graded kernel sees (nothing else of the grader's passes)."""
+    env = {"HOME": "/tmp", "PATH": os.environ["PATH"]}
+    for key, value in os.environ.items():
+        if key in PASSED or key.startswith(("CUDA_", "NVIDIA_")):
+            env[key] = value
+    for key in THREADS:
+        env[key] = os.environ.get(key, str(max(1, math.ceil(limits.cpus))))
+    return env
+
+
+def resource_limits(limits: Limits) -> dict[str, int]:
+    """The rlimits a graded kernel runs under, by prlimit's names (`resource.RLIMIT_<NAME>`)."""
+    chosen = {"cpu": limits.cpu_s, "fsize": limits.file_bytes, "core": 0}
+    if not _has_gpu():
+        chosen["as"] = limits.memory_bytes * 2
+    return chosen
+
+
 def sandboxed(
-    command: list[str], *, cwd: Path, connection_file: str, sockets: str, readable, limits: Limits
+    command: list[str],
+    *,
+    cwd: Path,
+    connection_file: str,
+    sockets: str,
+    readable,
+    limits: Limits,
+    info_fd: int | None = None,
 ) -> list[str]:
-    """`command` (a kernel's argv) wrapped in prlimit and bwrap, for the working copy `cwd`."""
+    """`command` (a kernel's argv) wrapped in prlimit and bwrap, for the working copy `cwd`; with
+    `info_fd`, bwrap writes the sandbox's first process there (JSON: `child-pid`)."""
     binds: list[str] = []
     for link in (p for p in SYSTEM if os.path.islink(p)):  # /lib64 -> usr/lib64 on merged /usr
         binds += ["--symlink", os.readlink(link), link]
@@ -203,15 +230,12 @@ def sandboxed(
         binds += ["--ro-bind", str(entry), str(entry)]
     for device in sorted(Path("/dev").glob("nvidia*")):
         binds += ["--dev-bind", str(device), str(device)]
-    env = ["--clearenv", "--setenv", "HOME", "/tmp", "--setenv", "PATH", os.environ["PATH"]]
-    for key, value in os.environ.items():
-        if key in PASSED or key.startswith(("CUDA_", "NVIDIA_")):
-            env += ["--setenv", key, value]
-    for key in THREADS:
-        env += ["--setenv", key, os.environ.get(key, str(max(1, math.ceil(limits.cpus))))]
+    env = ["--clearenv"]
+    for key, value in kernel_environment(limits).items():
+        env += ["--setenv", key, value]
+    info = ["--info-fd", str(info_fd)] if info_fd is not None else []
     return [
-        "prlimit", f"--cpu={limits.cpu_s}", f"--fsize={limits.file_bytes}", "--core=0",
-        *([f"--as={limits.memory_bytes * 2}"] if not _has_gpu() else []),
+        "prlimit", *(f"--{name}={value}" for name, value in resource_limits(limits).items()),
         "--",
         "bwrap", "--unshare-all", "--unshare-user", "--uid", NOBODY, "--gid", NOBODY,
         "--die-with-parent", "--proc", "/proc", "--dev", "/dev",
@@ -220,7 +244,7 @@ def sandboxed(
         *binds,
         "--ro-bind", connection_file, connection_file,
         "--bind", sockets, sockets,
-        *env, "--chdir", str(cwd),
+        *env, *info, "--chdir", str(cwd),
         "--", *command,
     ]  # fmt: skip
 

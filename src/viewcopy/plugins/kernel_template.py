@@ -1,0 +1,187 @@
+"""The kernel template: a process that has imported what every graded kernel imports (ipykernel,
+torch, the lab's package) and runs nothing else; each hand-in's kernel is forked from it.
+
+One template serves one grading worker (viewcopy.plugins.warm_kernels starts it and sends it
+requests). For each request it forks; the child moves into the hand-in's cgroups and joins the
+namespaces of the sandbox bubblewrap has just built for that hand-in (viewcopy.plugins.namespaces),
+then forks the kernel inside its pid namespace, which drops every privilege, takes the sandbox's
+rlimits, environment and working copy, and starts ipykernel as `python -m ipykernel_launcher`
+would. No student code ever runs in the template, so no two students share anything but what the
+imports left in memory, copied on write.
+
+The traps of forking torch: libgomp deadlocks in a child forked after a parallel op ran, and CUDA
+cannot be used in a child forked after it was initialized. The template runs no torch op and never
+touches CUDA, and checks before every fork that it has started no thread and no CUDA since its
+imports (else it refuses, and the worker falls back to a fresh kernel).
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import resource
+import sys
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from viewcopy.plugins import namespaces
+
+WARM_IMPORTS = ("torch", "ipykernel.kernelapp", "viewcopy.notebook", "viewcopy.explorer")
+"""What the released notebook's setup cell imports, and the kernel itself."""
+READY = "ready"
+
+
+@dataclass(frozen=True)
+class KernelRequest:
+    """One kernel to fork: into the sandbox whose first process is `sandbox_pid` (bwrap's
+    child-pid), its `cgroups`, its `rlimits` (prlimit's names), its whole `env`, its working copy
+    `cwd`, with ipykernel's `argv` (what follows `python -m ipykernel_launcher`)."""
+
+    sandbox_pid: int
+    cgroups: tuple[str, ...]
+    rlimits: dict[str, int]
+    env: dict[str, str]
+    cwd: str
+    argv: tuple[str, ...]
+
+    def line(self) -> bytes:
+        return (json.dumps(asdict(self)) + "\n").encode()
+
+    @classmethod
+    def read(cls, line: bytes) -> KernelRequest:
+        fields = json.loads(line)
+        return cls(**{**fields, "cgroups": tuple(fields["cgroups"]), "argv": tuple(fields["argv"])})
+
+
+class Template:
+    """The imports done once, and the state they left, checked before every fork."""
+
+    def __init__(self):
+        for module in WARM_IMPORTS:
+            importlib.import_module(module)
+        self.threads = _threads()
+        self.folders = _made_folders()
+
+    def fork_kernel(self, request: KernelRequest) -> int:
+        """Fork the kernel `request` asks for; its pid (as the grader sees it) once it is in its
+        sandbox with every privilege dropped. RuntimeError when it could not get there."""
+        self._check_untouched()
+        readable, writable = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.close(readable)
+            _enter_sandbox(request, writable, self.folders)
+        os.close(writable)
+        with os.fdopen(readable, "rb") as status:
+            report = status.read().decode(errors="replace").splitlines()
+        os.waitpid(child, 0)
+        pids = [int(line.split()[1]) for line in report if line.startswith("kernel ")]
+        if pids and READY in report:
+            return pids[0]
+        errors = [line.removeprefix("error: ") for line in report if line.startswith("error: ")]
+        raise RuntimeError(errors[0] if errors else "the forked kernel ended before it was ready")
+
+    def _check_untouched(self) -> None:
+        import torch
+
+        if torch.cuda.is_initialized():
+            raise RuntimeError("CUDA was initialized in the template")
+        if _threads() != self.threads:
+            raise RuntimeError("the template started threads since its imports")
+
+
+def _threads() -> int:
+    return len(os.listdir("/proc/self/task"))
+
+
+def _made_folders() -> tuple[str, ...]:
+    """The folders the imports made in the template's HOME (matplotlib's config and cache), to
+    make again, empty, in each kernel's sandbox: matplotlib keeps the paths it chose at import."""
+    import matplotlib
+
+    home = os.environ["HOME"]
+    folders = (matplotlib.get_configdir(), matplotlib.get_cachedir())
+    return tuple(folder for folder in folders if folder.startswith(home + os.sep))
+
+
+def _enter_sandbox(request: KernelRequest, status: int, folders: tuple[str, ...]) -> None:
+    """The forked child: into the hand-in's cgroups and namespaces, then the kernel is forked
+    inside them. Never returns."""
+    code = 1
+    try:
+        for folder in request.cgroups:
+            Path(folder, "cgroup.procs").write_text(str(os.getpid()))
+        namespaces.join(request.sandbox_pid)
+        kernel = os.fork()
+        if kernel == 0:
+            _become_kernel(request, status, folders)
+        os.write(status, f"kernel {kernel}\n".encode())
+        code = 0
+    except BaseException as exc:  # noqa: BLE001 (reported to the worker, which falls back)
+        os.write(status, f"error: {type(exc).__name__}: {exc}\n".encode())
+    finally:
+        os._exit(code)
+
+
+def _become_kernel(request: KernelRequest, status: int, folders: tuple[str, ...]) -> None:
+    """The kernel, inside the sandbox: what bubblewrap and prlimit give a fresh kernel, then
+    ipykernel. Never returns."""
+    os.setsid()
+    os.closerange(3, status)
+    os.closerange(status + 1, 1 << 20)
+    stdin = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(stdin, 0)
+    os.close(stdin)
+    for name, value in request.rlimits.items():
+        resource.setrlimit(getattr(resource, f"RLIMIT_{name.upper()}"), (value, value))
+    namespaces.drop_privileges()
+    os.chdir(request.cwd)
+    os.environ.clear()
+    os.environ.update(request.env)
+    for folder in folders:  # under the sandbox's own /tmp, where the template's HOME is
+        os.makedirs(folder, mode=0o700, exist_ok=True)
+    os.write(status, f"{READY}\n".encode())
+    os.close(status)
+    code = 0
+    try:
+        from ipykernel import kernelapp
+
+        launcher = Path(kernelapp.__file__).parents[1] / "ipykernel_launcher.py"
+        sys.argv = [str(launcher), *request.argv]
+        kernelapp.launch_new_instance()
+    except SystemExit as ended:
+        code = ended.code if isinstance(ended.code, int) else int(ended.code is not None)
+    except BaseException:  # noqa: BLE001 (as an uncaught exception ends python: traceback, 1)
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        os._exit(code)
+
+
+def main(control: int) -> None:
+    """Import, say ready on `control` (a socket to the worker), then fork a kernel for each
+    request line, answering its pid or the error; end when the worker closes it."""
+    import ctypes
+    import signal
+
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: ends with its worker
+    if sys.path and sys.path[0] and Path(sys.path[0]) == Path.cwd():
+        del sys.path[0]  # started with -m: as ipykernel_launcher, no working folder on the path
+    channel = os.fdopen(control, "rb+", buffering=0)
+    template = Template()
+    channel.write(f"{READY}\n".encode())
+    for line in iter(channel.readline, b""):
+        try:
+            answer = {"pid": template.fork_kernel(KernelRequest.read(line))}
+        except Exception as exc:  # noqa: BLE001 (the worker says it and falls back)
+            answer = {"error": str(exc)}
+        channel.write((json.dumps(answer) + "\n").encode())
+
+
+if __name__ == "__main__":
+    main(int(sys.argv[1]))

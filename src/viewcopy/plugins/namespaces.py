@@ -1,0 +1,102 @@
+"""Linux primitives a warm kernel uses to step into a sandbox bubblewrap made: join its namespaces
+(setns), and give up what bubblewrap's own child gives up (capabilities, new privileges, groups).
+
+bubblewrap builds the sandbox exactly as for a fresh kernel (viewcopy.plugins.sandbox); a process
+forked from the kernel template joins it here instead of being started in it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import fcntl
+import os
+
+NAMESPACES = {
+    "cgroup": 0x02000000,
+    "ipc": 0x08000000,
+    "uts": 0x04000000,
+    "net": 0x40000000,
+    "pid": 0x20000000,
+    "mnt": 0x00020000,
+    "user": 0x10000000,
+}
+"""The namespaces bubblewrap's --unshare-all makes, by their clone flag."""
+NS_GET_USERNS = 0xB701
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAPBSET_DROP = 24
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+CAPABILITY_V3 = 0x20080522
+LAST_CAPABILITY = 63
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+class SandboxJoinError(OSError):
+    """The sandbox's namespaces could not be joined or privileges not dropped."""
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise SandboxJoinError(errno, f"{what}: {os.strerror(errno)}")
+
+
+def join(pid: int) -> None:
+    """Join every namespace of process `pid` (a sandbox's first process). The pid namespace
+    applies to this process's children: fork once more to run inside it. The user namespace is
+    joined first where it owns the others (bubblewrap run unprivileged), last where it does not
+    (run as root: the others then belong to the initial user namespace, and joining them needs
+    the capabilities we hold there, which joining the user namespace gives up)."""
+    handles = {
+        name: os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY)
+        for name in NAMESPACES
+        if os.readlink(f"/proc/self/ns/{name}") != os.readlink(f"/proc/{pid}/ns/{name}")
+    }  # read before joining: once in its mount namespace, /proc is the sandbox's
+    if not {"user", "mnt", "pid"} <= handles.keys():
+        raise SandboxJoinError(0, f"process {pid} is not in a sandbox of its own")
+    try:
+        owns_others = _owner(handles["mnt"]) == os.fstat(handles["user"]).st_ino
+        order = [name for name in handles if name != "user"]
+        order = ["user", *order] if owns_others else [*order, "user"]
+        for name in order:
+            if name == "user":
+                with contextlib.suppress(PermissionError):
+                    os.setgroups([])  # as bubblewrap's child: no supplementary groups
+            _check(_libc.setns(handles[name], NAMESPACES[name]), f"joining the {name} namespace")
+    finally:
+        for handle in handles.values():
+            os.close(handle)
+
+
+def _owner(handle: int) -> int:
+    owner = fcntl.ioctl(handle, NS_GET_USERNS)
+    try:
+        return os.fstat(owner).st_ino
+    finally:
+        os.close(owner)
+
+
+class _Header(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _Data(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+def drop_privileges() -> None:
+    """Give up every capability (effective, permitted, inheritable, ambient, bounding) and the
+    right to gain any by exec (no_new_privs), as bubblewrap does for the process it starts."""
+    _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "setting no_new_privs")
+    _check(_libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clearing ambient")
+    for capability in range(LAST_CAPABILITY + 1):
+        if _libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
+            break  # past the last capability this kernel knows
+    header, data = _Header(CAPABILITY_V3, 0), (_Data * 2)()
+    _check(_libc.capset(ctypes.byref(header), data), "dropping capabilities")

@@ -1,0 +1,173 @@
+"""Warm kernels: a grading worker's kernel template (viewcopy.plugins.kernel_template), started
+once, and how a sandboxed kernel is forked from it instead of started fresh.
+
+The worker starts the template beside nbgrader (`start`); SandboxedKernelManager asks `active()`
+for it at every kernel start. The sandbox is built by bubblewrap exactly as for a fresh kernel,
+around a small holder process that lives as long as the kernel does (so jupyter_client's process
+is the sandbox, as before); the template's child joins it. Where no template can serve (not Linux,
+a CUDA device to grade, the template failed), kernels start fresh, and the worker says why once.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+
+from traitlets import Bool
+from traitlets.config import Configurable
+
+from viewcopy.plugins.kernel_template import READY, KernelRequest
+from viewcopy.plugins.sandbox import Limits, kernel_environment
+
+HOLDER = [
+    sys.executable, "-I", "-S", "-c",
+    "import os, select, time\n"
+    "me = os.getpid()\n"
+    "while not (kernels := sorted(int(p) for p in os.listdir('/proc')\n"
+    "                             if p.isdigit() and int(p) not in (1, me))):\n"
+    "    time.sleep(0.005)\n"
+    "try:\n"
+    "    select.select([os.pidfd_open(kernels[0])], [], [])\n"
+    "except ProcessLookupError:\n"
+    "    pass\n",
+]  # fmt: skip
+"""The sandbox's own process: waits for the first process to join it (the kernel), then for that
+one's end, and ends the sandbox with it (as a fresh kernel's end does)."""
+LAUNCHER = ("-m", "ipykernel_launcher")
+
+
+class WarmKernels(Configurable):
+    """The course's switch (`c.WarmKernels.enabled`)."""
+
+    enabled = Bool(
+        True,
+        help="Fork each sandboxed kernel from a template the grading worker keeps warm (torch and "
+        "the lab imported once per worker); False starts every kernel fresh.",
+    ).tag(config=True)
+
+
+class TemplateError(Exception):
+    """The template cannot give this kernel: the worker falls back to fresh kernels."""
+
+
+class KernelTemplate:
+    """The worker's side of one template process: started at once, ready when its imports are."""
+
+    def __init__(self, limits: Limits):
+        self.home = tempfile.mkdtemp(prefix="viewcopy-template-", dir="/tmp")
+        ours, theirs = socket.socketpair()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "viewcopy.plugins.kernel_template", str(theirs.fileno())],
+            pass_fds=(theirs.fileno(),),
+            env={**kernel_environment(limits), "HOME": self.home},
+            cwd="/",
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        theirs.close()
+        self.channel = ours.makefile("rwb", buffering=0)
+        ours.close()
+        self.ready = False
+
+    def fork(self, request: KernelRequest) -> int:
+        """The pid of a kernel forked into `request`'s sandbox; TemplateError when it cannot."""
+        if not self.ready:
+            if self._answer() != READY:
+                raise TemplateError("the kernel template could not import what kernels import")
+            self.ready = True
+        self.channel.write(request.line())
+        answer = json.loads(self._answer() or '{"error": "the kernel template ended"}')
+        if "error" in answer:
+            raise TemplateError(answer["error"])
+        return answer["pid"]
+
+    def _answer(self) -> str:
+        try:
+            return self.channel.readline().decode().strip()
+        except OSError:
+            return ""
+
+    def close(self) -> None:
+        self.channel.close()  # the template ends at the end of its requests
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+_active: KernelTemplate | None = None
+
+
+def warm_problem(devices: Sequence[str], config=None) -> str | None:
+    """Why this worker's kernels cannot be forked from a template, or None when they can."""
+    if config is not None and not WarmKernels(config=config).enabled:
+        return "the course starts every kernel fresh (c.WarmKernels.enabled = False)"
+    if not sys.platform.startswith("linux"):
+        return "forking into a sandbox needs Linux namespaces"
+    if "cuda" in devices:
+        return "a CUDA device is graded (CUDA must start in the kernel's own process)"
+    return None
+
+
+def start(limits: Limits, devices: Sequence[str], config=None) -> str | None:
+    """Start this process's template for sandboxed kernels under `limits` (unless the course's
+    `config` says not to); why not, or None."""
+    global _active
+    problem = warm_problem(devices, config)
+    if problem is None:
+        _active = KernelTemplate(limits)
+    return problem
+
+
+def active() -> KernelTemplate | None:
+    """The template kernels are forked from here, or None: start them fresh."""
+    return _active
+
+
+def give_up(reason: str) -> None:
+    """Stop forking kernels in this process (fresh ones from now on), saying why, once."""
+    global _active
+    if _active is not None:
+        print(f"warm kernels: {reason}; fresh kernels from now on", file=sys.stderr, flush=True)
+        _active.close()
+        _active = None
+
+
+def stop() -> None:
+    """End this process's template."""
+    global _active
+    if _active is not None:
+        _active.close()
+        _active = None
+
+
+def ipykernel_argv(kernel_cmd: Sequence[str]) -> list[str] | None:
+    """What follows `python -m ipykernel_launcher` in `kernel_cmd` when it is this Python's
+    ipykernel (what a template can fork), else None."""
+    command = list(kernel_cmd)
+    if len(command) < 3 or tuple(command[1:3]) != LAUNCHER:
+        return None
+    same = shutil.which(command[0]) and os.path.realpath(shutil.which(command[0])) == (
+        os.path.realpath(sys.executable)
+    )
+    return command[3:] if same else None
+
+
+def read_child_pid(info: int) -> int:
+    """The sandbox's first process, from what bubblewrap writes to its --info-fd."""
+    data = b""
+    while chunk := os.read(info, 4096):
+        data += chunk
+        try:
+            return json.loads(data)["child-pid"]
+        except json.JSONDecodeError:
+            continue
+    raise TemplateError("bubblewrap ended before it built the sandbox")

@@ -1,0 +1,162 @@
+"""Kernels forked from a worker's warm template (viewcopy.plugins.warm_kernels): each one sees
+exactly the sandbox a fresh kernel sees, nothing one student's kernel did reaches the next, a
+parallel op runs in a forked kernel (the libgomp trap), and where the template cannot serve the
+kernel starts fresh, said once. What every sandbox limit does to a forked kernel is in
+test_sandbox.py, which runs each of its tests on a fresh and on a forked kernel."""
+
+from __future__ import annotations
+
+import re
+import threading
+
+import pytest
+from support import kernels
+from support.sandboxing import sandbox_or_skip
+
+from viewcopy.plugins import warm_kernels
+from viewcopy.plugins.kernel_template import Template
+from viewcopy.plugins.sandbox import Limits
+
+pytestmark = [pytest.mark.sandbox]
+
+sandbox_or_skip()
+LIMITS = Limits(cpu_s=60, memory_bytes=2 * 2**30, processes=64, scratch_bytes=8 * 2**20)
+FACTS = """
+import json, os, resource, socket, sys
+status = dict(line.split(":\\t", 1) for line in open("/proc/self/status").read().splitlines())
+try:
+    socket.create_connection(("1.1.1.1", 80), timeout=2)
+    network = "open"
+except OSError as exc:
+    network = type(exc).__name__
+print(json.dumps({
+    "ids": [os.getuid(), os.geteuid(), os.getgid(), os.getegid(), os.getgroups()],
+    "capabilities": [status[k] for k in ("CapInh", "CapPrm", "CapEff", "CapAmb", "NoNewPrivs")],
+    "cwd": os.getcwd(), "files": sorted(os.listdir(".")), "root": sorted(os.listdir("/")),
+    "tmp": sorted(os.listdir("/tmp")), "path": sys.path, "argv0": sys.argv[0],
+    "env": {k: v for k, v in os.environ.items()},
+    "rlimits": {n: resource.getrlimit(getattr(resource, "RLIMIT_" + n))
+                for n in ("CPU", "FSIZE", "CORE", "AS", "NPROC", "NOFILE")},
+    "cgroup_namespace": open("/proc/self/cgroup").read(),
+    "hostname": socket.gethostname(), "network": network,
+    "processes": len([p for p in os.listdir("/proc") if p.isdigit()]),
+}))
+"""
+
+
+@pytest.fixture
+def course(tmp_path):
+    """A course with a working copy in it, as the grader lays them out."""
+    course = tmp_path / "course"
+    (course / "source").mkdir(parents=True)
+    (course / "gradebook.db").write_text("grades")
+    copy = course / "autograded" / "student" / "lab"
+    copy.mkdir(parents=True)
+    (copy / "lab.ipynb").write_text("the submission")
+    return course, copy
+
+
+@pytest.fixture
+def template():
+    assert warm_kernels.start(LIMITS, ["cpu"]) is None
+    yield warm_kernels.active()
+    warm_kernels.stop()
+
+
+def test_a_forked_kernel_sees_the_sandbox_a_fresh_one_sees(course):
+    course, copy = course
+    with kernels.sandboxed_kernel(copy, course, LIMITS) as run:
+        fresh = run(FACTS)
+    assert warm_kernels.start(LIMITS, ["cpu"]) is None
+    try:
+        with kernels.sandboxed_kernel(copy, course, LIMITS) as run:
+            forked = run(FACTS)
+        assert warm_kernels.active() is not None, "the kernel was not forked"
+    finally:
+        warm_kernels.stop()
+    assert fresh["ids"][0] == 65534 and fresh["network"] != "open"
+    assert fresh["capabilities"] == ["0000000000000000"] * 4 + ["1"]
+    assert forked.pop("processes") == fresh.pop("processes") + 1  # the sandbox's holder
+    made = [name for name in forked["tmp"] if name.startswith("viewcopy-template-")]
+    assert len(made) == 1  # the folders matplotlib chose when the template imported it
+    forked["tmp"].remove(made[0])
+    for facts in (fresh, forked):  # each kernel's own connection file and sockets
+        facts["tmp"] = [re.sub(r"^(tmp|viewcopy-kernel-)\w+", r"\1*", n) for n in facts["tmp"]]
+    assert forked == fresh
+
+
+def test_nothing_one_students_kernel_does_reaches_the_next(course, template):
+    course, copy = course
+    with kernels.sandboxed_kernel(copy, course, LIMITS) as run:
+        left = run(
+            """
+            import json, os, subprocess, torch, viewcopy
+            open("/tmp/left", "w").write("student A")
+            open("left.txt", "w").write("student A")
+            torch.Tensor.left = "student A"
+            viewcopy.left = "student A"
+            os.environ["LEFT"] = "student A"
+            subprocess.Popen(["sleep", "60"], start_new_session=True)
+            print(json.dumps(len(os.listdir("/proc"))))
+            """
+        )
+        assert left
+    with kernels.sandboxed_kernel(copy, course, LIMITS) as run:
+        found = run(
+            """
+            import json, os, subprocess, torch, viewcopy
+            print(json.dumps([
+                os.path.exists("/tmp/left"), os.path.exists("left.txt"),
+                hasattr(torch.Tensor, "left"), hasattr(viewcopy, "left"), "LEFT" in os.environ,
+                subprocess.run(["pgrep", "sleep"], capture_output=True).stdout.decode(),
+            ]))
+            """
+        )
+    assert found == [False, False, False, False, False, ""]
+    assert warm_kernels.active() is template, "the kernels were not forked"
+
+
+def test_a_parallel_op_runs_in_a_forked_kernel(course, template):
+    course, copy = course
+    with kernels.sandboxed_kernel(copy, course, LIMITS) as run:
+        threads, total = run(
+            """
+            import json, torch
+            torch.set_num_threads(2)
+            a = torch.ones(1024, 1024)
+            print(json.dumps([torch.get_num_threads(), float((a @ a).sum())]))
+            """
+        )
+    assert threads == 2 and total == 1024.0**3
+    assert warm_kernels.active() is template
+
+
+def test_the_template_refuses_to_fork_once_it_has_started_a_thread():
+    template = Template()
+    stop = threading.Event()
+    thread = threading.Thread(target=stop.wait)
+    thread.start()
+    try:
+        with pytest.raises(RuntimeError, match="started threads"):
+            template.fork_kernel(None)
+    finally:
+        stop.set()
+        thread.join()
+
+
+def test_a_template_that_fails_gives_a_fresh_kernel_and_says_so_once(course, template, capfd):
+    course, copy = course
+    template.process.kill()
+    template.process.wait()
+    with kernels.sandboxed_kernel(copy, course, LIMITS) as run:
+        assert run("import json, os; print(json.dumps(os.getuid()))") == 65534
+    with kernels.sandboxed_kernel(copy, course, LIMITS) as run:
+        assert run("import json; print(json.dumps('second'))") == "second"
+    assert warm_kernels.active() is None
+    said = [line for line in capfd.readouterr().err.splitlines() if "warm kernels:" in line]
+    assert len(said) == 1 and "fresh kernels from now on" in said[0]
+
+
+def test_a_cuda_grader_keeps_fresh_kernels_and_says_why():
+    assert "CUDA" in warm_kernels.warm_problem(["cpu", "cuda"])
+    assert warm_kernels.warm_problem(["cpu"]) is None

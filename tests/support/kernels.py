@@ -1,0 +1,64 @@
+"""A kernel started the way graded kernels are (SandboxedKernelManager: fresh in its sandbox, or
+forked into it where this process keeps a warm template), and code run in it."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import textwrap
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from viewcopy.plugins.sandbox import Limits, readable_paths
+
+Run = Callable[[str], object]
+"""Runs code in the kernel and returns what it printed, read as JSON."""
+
+
+@contextlib.contextmanager
+def sandboxed_kernel(copy: Path, course: Path, limits: Limits) -> Iterator[Run]:
+    """A kernel in the working copy `copy` of `course`, under `limits`, until the block ends."""
+    from jupyter_client.blocking import BlockingKernelClient
+    from jupyter_core.utils import run_sync
+    from traitlets.config import Config
+
+    from viewcopy.plugins.sandboxed_kernel import SandboxedKernelManager
+
+    config = Config()
+    config.SandboxedKernelManager.readable = readable_paths(course)
+    config.SandboxedKernelManager.limits = dict(limits.__dict__)
+    manager = SandboxedKernelManager(kernel_name="python3", config=config)
+    run_sync(manager.start_kernel)(
+        cwd=str(copy), extra_arguments=["--HistoryManager.hist_file=:memory:"]
+    )
+    client = BlockingKernelClient(**manager.get_connection_info(session=True))
+    client.start_channels()
+    client.wait_for_ready(timeout=60)
+
+    def run(code: str) -> object:
+        out: list[str] = []
+        client.execute_interactive(
+            textwrap.dedent(code),
+            timeout=60,
+            output_hook=lambda m: out.append(m["content"].get("text", "")),
+        )
+        return json.loads("".join(out))
+
+    try:
+        yield run
+    finally:
+        client.stop_channels()
+        run_sync(manager.shutdown_kernel)(now=True)
+
+
+def outcome(expr: str) -> str:
+    """Code that prints, as JSON, 'ok' or the exception name an expression raises."""
+    return f"""
+    import json
+    try:
+        {expr}
+        said = "ok"
+    except BaseException as exc:
+        said = type(exc).__name__
+    print(json.dumps(said))
+    """
