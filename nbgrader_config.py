@@ -37,9 +37,11 @@ c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "view_or_copy"
 
-# A graded run imports torch and measures the twenty on every device in several cells: allow for a
-# cold CUDA start on a busy grader. (The key is Execute.timeout; ExecutePreprocessor's is ignored.)
-c.Execute.timeout = 300
+# How long one cell may run (nbgrader interrupts it past that: it scores nothing). Unset, `viewcopy
+# grade` derives it from the master's own graded run: 20 times its slowest cell, at least 60 s, plus
+# 120 s for a cold CUDA start on a grader with CUDA (viewcopy/grading/limits.py; the first line it
+# prints says the figure). To override it, set it here, e.g. `c.Execute.timeout = 300` (the key is
+# Execute.timeout; ExecutePreprocessor's is ignored), or pass `viewcopy grade --cell-limit SECONDS`.
 
 # A student who deletes a test cell gets it back, and is graded on it. nbgrader 0.9's own
 # OverwriteCells fails the whole submission on a deleted test cell here or on any duplicated cell

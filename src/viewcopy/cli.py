@@ -15,7 +15,7 @@ from viewcopy.engine.evidence import MeasurementDisagreement
 from viewcopy.engine.expressions import ExpressionError
 from viewcopy.exercise import catalogue
 from viewcopy.five.groups import DEFAULT_THRESHOLD
-from viewcopy.grading.grade import DEFAULT_LIMIT_S, GradeError
+from viewcopy.grading.grade import GradeError
 from viewcopy.lms.commands import add_lms_parser, run_lms
 from viewcopy.lms.errors import LmsError
 
@@ -103,8 +103,16 @@ def build_parser() -> argparse.ArgumentParser:
     grade.add_argument(
         "--limit",
         type=_positive,
-        default=DEFAULT_LIMIT_S,
-        help="seconds one submission may run before it is failed (default %(default)s)",
+        default=None,
+        help="seconds one submission may run before it is failed (default: derived from the "
+        "master's graded run, at least 180)",
+    )
+    grade.add_argument(
+        "--cell-limit",
+        type=_positive,
+        default=None,
+        help="seconds one cell may run before nbgrader interrupts it (default: the course's "
+        "c.Execute.timeout, else derived from the master's graded run, at least 60)",
     )
     grade.add_argument("--quiet", action="store_true", help="no progress bar")
     grade.add_argument(
@@ -276,6 +284,7 @@ def run_grade(args: argparse.Namespace) -> str:
         pattern=args.student,
         force=args.force,
         limit_s=args.limit,
+        cell_s=args.cell_limit,
         progress=not args.quiet,
         sandbox=None if args.no_sandbox else SANDBOXED,
         cluster=args.cluster,

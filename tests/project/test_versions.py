@@ -26,8 +26,8 @@ import viewcopy
 VERSION = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
 SEMVER = re.compile(r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)")
 CHANGELOG = (ROOT / "CHANGELOG.md").read_text()
-RELEASES = re.findall(r"^## (\S+)", CHANGELOG, re.M)
-"""The CHANGELOG's releases, newest first."""
+RELEASES = [r for r in re.findall(r"^## (\S+)", CHANGELOG, re.M) if r != "Unreleased"]
+"""The CHANGELOG's releases, newest first (above them, `## Unreleased` says what the next adds)."""
 LANDINGS = re.findall(r"^### 0\.1\.0\+([0-9a-f]{7,40}) ", CHANGELOG, re.M)
 """The landings before versions, by their last commit, newest first."""
 

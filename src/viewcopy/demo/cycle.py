@@ -19,7 +19,7 @@ from viewcopy.course.assignment import (
     run_nbgrader,
 )
 from viewcopy.demo.synthetic import Student, hand_in_class, synthetic_class
-from viewcopy.grading.grade import DEFAULT_LIMIT_S, SANDBOXED, grade
+from viewcopy.grading.grade import SANDBOXED, grade
 from viewcopy.grading.record import outcomes_summary
 from viewcopy.plugins.sandbox import bwrap_problem
 
@@ -53,7 +53,7 @@ def run_cycle(
     students: Sequence[Student] | None = None,
     say: Callable[[str], None] = print,
     *,
-    limit_s: float = DEFAULT_LIMIT_S,
+    limit_s: float | None = None,
     progress: bool = True,
 ) -> list[StudentGrades]:
     """Generate, submit as the synthetic students, autograde, give feedback, export."""
@@ -77,7 +77,7 @@ def grade_cycle(
     students: Sequence[Student],
     say: Callable[[str], None] = print,
     *,
-    limit_s: float = DEFAULT_LIMIT_S,
+    limit_s: float | None = None,
     progress: bool = True,
 ) -> list[StudentGrades]:
     """The instructor's half of the cycle on a course the students have handed in: `viewcopy

@@ -25,6 +25,7 @@ from viewcopy.course.assignment import course_config, gradebook_url, submission_
 from viewcopy.course.autograde_rows import record_autograde
 from viewcopy.course.gradebook_rows import AssignmentNotInGradebook, export_rows
 from viewcopy.course.settings import CourseSettings, course_settings
+from viewcopy.grading.limits import grading_limits
 from viewcopy.grading.pool import ABANDONED, STOPPED, Done, GradingRun, PoolLost
 from viewcopy.grading.record import (
     FAILED,
@@ -53,7 +54,7 @@ class ClusterPool:
 
     def __init__(self, run: GradingRun, say: Callable[[str], None]):
         self.course, self.assignment, self.address = run.course, run.assignment, run.cluster
-        self.limit_s, self.logs, self.devices = run.limit_s, run.logs, run.devices
+        self.logs, self.devices = run.logs, run.devices
         self.config = course_config(self.course)
         settings = course_settings(self.config)
         _refuse_lock_service(settings)
@@ -68,8 +69,18 @@ class ClusterPool:
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
         self.client = _connect(self.address)
         try:
-            self.slots = self._check_workers(run.sandbox, say)
-            parcel = CourseParcel.of(self.course, self.assignment, rows, run.sandbox)
+            self.slots, isolation, gpus = self._check_workers(run.sandbox)
+            self.limits = grading_limits(
+                self.course,
+                self.assignment,
+                hand_in_s=run.limit_s,
+                cell_s=run.cell_s,
+                sandbox=run.sandbox,
+                cuda=gpus > 0,
+            )
+            say(f"cluster {self.address}: {isolation}; {self.limits.describe()}")
+            cell_s = self.limits.cell.seconds
+            parcel = CourseParcel.of(self.course, self.assignment, rows, run.sandbox, cell_s)
             self.parcel = self.client.scatter(parcel, broadcast=True, hash=False)
         except BaseException:
             self.close()
@@ -77,9 +88,11 @@ class ClusterPool:
         self.stop = f"viewcopy-stop-{uuid.uuid4().hex}"
         self.resources = {GPU: 1} if "cuda" in self.devices else None
 
-    def _check_workers(self, sandbox: Limits | None, say: Callable[[str], None]) -> int:
+    def _check_workers(self, sandbox: Limits | None) -> tuple[int, str, int]:
         """Every worker can grade as asked (versions, sandbox); a GPU worker when cuda is asked
-        for. GradeError, before anything is sent, otherwise. Returns the threads to fill."""
+        for. GradeError, before anything is sent, otherwise. Returns the threads to fill, what
+        the workers are and how they isolate student code, and how many have a GPU (the limits
+        then allow for a cold CUDA start)."""
         from importlib.metadata import version
 
         try:
@@ -116,8 +129,8 @@ class ClusterPool:
             "no sandbox: student code runs with the workers' rights (--no-sandbox)"
         )
         gpus = sum(info.get("resources", {}).get(GPU, 0) >= 1 for info in workers.values())
-        say(f"cluster {self.address}: {len(workers)} workers ({gpus} with GPU); {isolation}")
-        return sum(info.get("nthreads", 1) for info in workers.values())
+        slots = sum(info.get("nthreads", 1) for info in workers.values())
+        return slots, f"{len(workers)} workers ({gpus} with GPU); {isolation}", gpus
 
     def step(self, queue: deque[str], done: Done) -> None:
         self._submit(queue)
@@ -144,7 +157,7 @@ class ClusterPool:
         while queue and len(self.pending) < 2 * self.slots + 2:
             student_id = queue.popleft()
             folder = submission_folder(self.course, student_id, self.assignment)
-            hand_in = HandInParcel(student_id, pack(folder), self.devices, self.limit_s)
+            hand_in = HandInParcel(student_id, pack(folder), self.devices, self.limits.hand_in)
             future = self.client.submit(
                 grade_hand_in,
                 self.parcel,

@@ -3,11 +3,12 @@
 Each worker process (viewcopy.grading.worker) pays nbgrader's start-up once and then grades
 one student after another through nbgrader's own API, so gradebook rows and autograded notebooks are
 what `nbgrader autograde` makes. The parent hands out students, enforces a wall-clock limit per
-submission (a hang or a kernel killed by the student's code fails that student only), and on Ctrl-C
-lets the submissions in flight finish before it stops (a second Ctrl-C abandons them). Killed
-outright (SIGKILL, out of memory), it takes its workers and their kernels with it, and the next run
-grades what was in flight: a hand-in reaches autograded/ only whole. With a cluster,
-viewcopy.grading.cluster takes the pool's place: the same protocol and drain loop
+submission and gives the workers a limit per cell (both derived from the master's run unless set:
+viewcopy.grading.limits); a hang or a kernel killed by the student's code fails that student only.
+On Ctrl-C it lets the submissions in flight finish before it stops (a second Ctrl-C abandons
+them). Killed outright (SIGKILL, out of memory), it takes its workers and their kernels with it,
+and the next run grades what was in flight: a hand-in reaches autograded/ only whole. With a
+cluster, viewcopy.grading.cluster takes the pool's place: the same protocol and drain loop
 (viewcopy.grading.pool), the same outcomes, record and bar.
 """
 
@@ -27,9 +28,14 @@ from pathlib import Path
 from viewcopy.course.assignment import CourseSettingError, course_config
 from viewcopy.course.settings import course_settings
 from viewcopy.engine.devices import available_devices
+from viewcopy.grading.limits import (
+    CELL_LIMIT_VARIABLE,
+    GradingLimits,
+    grading_limits,
+    past_limit,
+)
 from viewcopy.grading.pool import (
     ABANDONED,
-    DEFAULT_LIMIT_S,
     SANDBOXED,
     Done,
     GradingRun,
@@ -93,11 +99,15 @@ def up_to_date(course: Path, assignment: str, student_id: str) -> bool:
 class Worker:
     """A grading process and the student it is grading, if any."""
 
-    def __init__(self, course: Path, assignment: str, log: Path, limits: Limits | None):
+    def __init__(
+        self, course: Path, assignment: str, log: Path, limits: Limits | None, cell_s: int
+    ):
         context = multiprocessing.get_context("spawn")
         self.connection, theirs = context.Pipe()
         self.process = context.Process(
-            target=serve, args=(theirs, str(course), assignment, str(log), limits), daemon=True
+            target=_serve,
+            args=(cell_s, theirs, str(course), assignment, str(log), limits),
+            daemon=True,
         )
         self.process.start()
         theirs.close()
@@ -125,19 +135,25 @@ class Worker:
         self.connection.close()
 
 
+def _serve(cell_s: int, *args) -> None:
+    """worker.serve, each cell limited to `cell_s` seconds (worker.load_api reads it)."""
+    os.environ[CELL_LIMIT_VARIABLE] = str(cell_s)
+    serve(*args)
+
+
 class LocalPool:
     """The pool (grading.pool.Pool) on this machine: hands students to worker processes; reports
     one HandInOutcome per student, whatever each one does."""
 
-    def __init__(self, run: GradingRun, jobs: int):
-        self.run = run
+    def __init__(self, run: GradingRun, jobs: int, limits: GradingLimits):
+        self.run, self.limits = run, limits
         self.slots = jobs
         self.workers = [self._spawn(i) for i in range(jobs)]
 
     def _spawn(self, index: int) -> Worker:
         run = self.run
         log = run.logs / f"worker-{index}.log"
-        return Worker(run.course, run.assignment, log, run.sandbox)
+        return Worker(run.course, run.assignment, log, run.sandbox, self.limits.cell.seconds)
 
     def step(self, queue: deque[str], done: Done) -> None:
         self._dispatch(queue)
@@ -183,15 +199,10 @@ class LocalPool:
         (self.run.logs / f"{graded.student_id}.log").write_text(graded.log, encoding="utf-8")
 
     def _enforce_limit(self, done: Done) -> None:
-        now, limit_s = time.monotonic(), self.run.limit_s
+        now, limit = time.monotonic(), self.limits.hand_in
         for worker in self.workers:
-            if worker.student_id and now - worker.since > limit_s:
-                self._replace(
-                    worker,
-                    done,
-                    f"still running after the {limit_s:g} s limit for one submission "
-                    "(an endless loop or a hang); its kernel was killed",
-                )
+            if worker.student_id and now - worker.since > limit.seconds:
+                self._replace(worker, done, past_limit(limit))
 
     def _replace(self, worker: Worker, done: Done, reason: str) -> None:
         student_id, seconds = worker.student_id, time.monotonic() - worker.since
@@ -229,7 +240,8 @@ def grade(
     jobs: int | None = None,
     pattern: str = "*",
     force: bool = False,
-    limit_s: float = DEFAULT_LIMIT_S,
+    limit_s: float | None = None,
+    cell_s: float | None = None,
     progress: bool = True,
     sandbox: Limits | None = SANDBOXED,
     say: Callable[[str], None] = print,
@@ -242,7 +254,9 @@ def grade(
     with the instructor's rights, as plain `nbgrader autograde` does. With `cluster` (a Dask
     scheduler's address) each hand-in is one task on its workers, and this process alone writes
     the gradebook and autograded/. `devices` (cpu, cuda) are those every hand-in's hidden tests
-    must run on: nothing is graded where they are missing.
+    must run on: nothing is graded where they are missing. `limit_s` (per hand-in) and `cell_s`
+    (per cell; else the course's Execute.timeout) are derived from the master's run where None
+    (viewcopy.grading.limits).
     """
     course = course.resolve()
     _check_course(course, say)
@@ -265,7 +279,9 @@ def grade(
         bar.set_postfix_str(f"{failed} failed" if failed else "", refresh=False)
         bar.update(1)
 
-    run = GradingRun(course, assignment, logs, limit_s, sandbox, jobs, cluster, tuple(devices))
+    run = GradingRun(
+        course, assignment, logs, limit_s, sandbox, jobs, cluster, tuple(devices), cell_s
+    )
     try:
         if todo:
             pool = open_pool(run, len(todo), say)
@@ -311,8 +327,17 @@ def open_pool(run: GradingRun, count: int, say: Callable[[str], None]) -> Pool:
             f"--devices asks for {', '.join(missing)}, which this machine does not have: grade "
             "on a cluster with such a worker (--cluster), or leave it out of --devices"
         )
-    say(_isolation(run.sandbox))
-    return LocalPool(run, pool_size(run.jobs, count))
+    isolation = _isolation(run.sandbox)
+    limits = grading_limits(
+        run.course,
+        run.assignment,
+        hand_in_s=run.limit_s,
+        cell_s=run.cell_s,
+        sandbox=run.sandbox,
+        cuda="cuda" in available_devices(),
+    )
+    say(f"{isolation}; {limits.describe()}")
+    return LocalPool(run, pool_size(run.jobs, count), limits)
 
 
 def _isolation(sandbox: Limits | None) -> str:

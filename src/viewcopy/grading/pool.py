@@ -15,8 +15,6 @@ from typing import Protocol
 from viewcopy.grading.record import INTERRUPTED, GradeError, HandInOutcome
 from viewcopy.plugins.sandbox import Limits
 
-DEFAULT_LIMIT_S = 900
-"""The wall-clock limit for grading one hand-in, in seconds (`--limit`)."""
 SANDBOXED = Limits()
 """The sandbox's default limits; a run with `sandbox=None` grades with the instructor's rights."""
 STOPPED = "stopped by Ctrl-C before start"
@@ -31,18 +29,19 @@ Done = Callable[[HandInOutcome], None]
 @dataclass(frozen=True)
 class GradingRun:
     """What one `viewcopy grade` run asks of its pool: the course and assignment, where its logs
-    go, the limit per hand-in, the sandbox (None: none), the local workers (`jobs`, default one
-    per core), the Dask scheduler (`cluster`, None: grade here) and the devices every hand-in's
-    hidden tests must run on."""
+    go, the limits per hand-in and per cell in seconds (None: derived, grading.limits), the sandbox
+    (None: none), the local workers (`jobs`, default one per core), the Dask scheduler (`cluster`,
+    None: grade here) and the devices every hand-in's hidden tests must run on."""
 
     course: Path
     assignment: str
     logs: Path
-    limit_s: float = DEFAULT_LIMIT_S
+    limit_s: float | None = None
     sandbox: Limits | None = SANDBOXED
     jobs: int | None = None
     cluster: str | None = None
     devices: tuple[str, ...] = ()
+    cell_s: float | None = None
 
 
 class Pool(Protocol):

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from viewcopy.course.gradebook_rows import import_rows
 from viewcopy.engine.devices import available_devices
+from viewcopy.grading.limits import CELL_LIMIT_VARIABLE, past_limit
 from viewcopy.grading.pool import STOPPED
 from viewcopy.grading.record import autograded_folder
 from viewcopy.grading.task import CourseParcel, GradedParcel, HandInParcel, pack, unpack
@@ -49,6 +50,7 @@ class Workspace:
         if tools not in os.environ["PATH"].split(os.pathsep):
             os.environ["PATH"] = os.pathsep.join([tools, os.environ["PATH"]])
         os.environ.pop("NBGRADER_EXECUTION", None)
+        os.environ[CELL_LIMIT_VARIABLE] = str(parcel.cell_s)  # worker.load_api reads it
         self.root = Path(tempfile.mkdtemp(prefix="viewcopy-course-", dir=base))
         (self.root / "nbgrader_config.py").write_bytes(parcel.config)
         unpack(parcel.source, self.root / "source" / parcel.assignment)
@@ -76,16 +78,13 @@ class Workspace:
         unpack(hand_in.files, self.root / "submitted" / student_id / assignment)
         shutil.copy(self.template, self.gradebook)
         started = time.perf_counter()
-        with _inside(self.root), _Watchdog(hand_in.limit_s) as watchdog:
+        with _inside(self.root), _Watchdog(hand_in.limit.seconds) as watchdog:
             result = self.api.autograde(assignment, student_id, force=True, create=True)
         seconds = time.perf_counter() - started
         log = result.get("log", "") + result.get("error", "")
         success = result["success"] and not watchdog.fired
         if watchdog.fired:
-            reason = (
-                f"still running after the {hand_in.limit_s:g} s limit for one submission "
-                "(an endless loop or a hang); its kernel was killed"
-            )
+            reason = past_limit(hand_in.limit)
         else:
             reason = "" if success else failure_reason(log)
         files = pack(autograded_folder(self.root, assignment, student_id)) if success else {}

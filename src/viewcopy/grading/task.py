@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from viewcopy.course.gradebook_rows import AssignmentRows
+from viewcopy.grading.limits import Limit
 from viewcopy.grading.worker import Graded
 from viewcopy.plugins.sandbox import Limits
 
@@ -20,33 +21,42 @@ Files = dict[str, tuple[int, bytes]]
 @dataclass(frozen=True)
 class CourseParcel:
     """The course as a worker needs it: nbgrader_config.py, the assignment's master folder
-    (`source/<assignment>/`, hidden tests included) and its rows in the gradebook."""
+    (`source/<assignment>/`, hidden tests included), its rows in the gradebook, the sandbox and
+    the limit per cell (`cell_s`, nbgrader's Execute.timeout there)."""
 
     assignment: str
     config: bytes
     source: Files
     rows: AssignmentRows
     sandbox: Limits | None
+    cell_s: int
     key: str = field(default="", compare=False)
 
     @classmethod
     def of(
-        cls, course: Path, assignment: str, rows: AssignmentRows, sandbox: Limits | None
+        cls,
+        course: Path,
+        assignment: str,
+        rows: AssignmentRows,
+        sandbox: Limits | None,
+        cell_s: int,
     ) -> CourseParcel:
         config = (course / "nbgrader_config.py").read_bytes()
         source = pack(course / "source" / assignment)
-        key = hashlib.sha256(pickle.dumps((assignment, config, source, rows, sandbox))).hexdigest()
-        return cls(assignment, config, source, rows, sandbox, key)
+        parts = (assignment, config, source, rows, sandbox, cell_s)
+        key = hashlib.sha256(pickle.dumps(parts)).hexdigest()
+        return cls(assignment, config, source, rows, sandbox, cell_s, key)
 
 
 @dataclass(frozen=True)
 class HandInParcel:
-    """One task: a student's submitted folder, the devices it must be graded on, the limit."""
+    """One task: a student's submitted folder, the devices it must be graded on, the limit for
+    the whole hand-in."""
 
     student_id: str
     files: Files
     devices: tuple[str, ...]
-    limit_s: float
+    limit: Limit
 
 
 @dataclass(frozen=True)

@@ -113,10 +113,13 @@ def load_api(
 ):
     """nbgrader's API over the course, configured as `nbgrader` run in `course` would be; with
     `limits`, every kernel runs in the sandbox under them; with `db_url`, on that gradebook; with
-    `autograded`, writing autograded folders there (a folder relative to the course)."""
+    `autograded`, writing autograded folders there (a folder relative to the course). Each cell
+    may run for the run's limit per cell (grading.limits.CELL_LIMIT_VARIABLE) where it is set."""
     from nbgrader.apps import NbGraderAPI, NbGraderApp
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.nbgraderformat import common
+
+    from viewcopy.grading.limits import CELL_LIMIT_VARIABLE
 
     common.jsonschema = _CheckedSchemas()
 
@@ -127,6 +130,8 @@ def load_api(
     config.CourseDirectory.db_url = gradebook_url(db_url or coursedir.db_url)
     if autograded is not None:
         config.CourseDirectory.autograded_directory = autograded
+    if (cell_s := os.environ.get(CELL_LIMIT_VARIABLE)) is not None:
+        config.Execute.timeout = int(cell_s)
     if limits is not None:
         from viewcopy.plugins.sandboxed_kernel import sandbox_config
 

@@ -1,0 +1,48 @@
+"""An endless loop in a student's `classify`, graded under the limits `viewcopy grade` derives
+from the master's own run (viewcopy.grading.limits): each cell that calls it is interrupted at the
+cell limit and scores nothing, every other cell is graded, and the hand-in costs minutes, not the
+900 s and 300 s per cell it once could."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+from support.course_notebook import ROOT
+from support.sandboxing import sandbox_or_skip
+
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, build_course, grade_id, read_grades
+from viewcopy.demo.synthetic import Student, hand_in_class, synthetic_class
+from viewcopy.engine.devices import available_devices
+from viewcopy.grading.grade import GRADED, grade
+from viewcopy.grading.limits import derive, master_run
+from viewcopy.grading.pool import SANDBOXED
+
+pytestmark = [pytest.mark.course, pytest.mark.sandbox]
+
+sandbox_or_skip()
+LOOPS = "def classify(op_result, parent):\n    while True:\n        pass\n"
+CALLS_CLASSIFY = ("test_classify_visible", "test_classify_hidden")
+
+
+def test_an_endless_loop_costs_its_cells_limit_and_the_rest_is_graded(tmp_path):
+    course = tmp_path / "course"
+    perfect = {s.student_id: s for s in synthetic_class(ROOT)}["perfect"]
+    loops = Student("loops", "loops", {**perfect.cells, "classify": LOOPS}, runs=False)
+    build_course(ROOT, course, {loops.student_id: loops.profile})
+    hand_in_class([loops], course)
+    said: list[str] = []
+    (outcome,) = grade(course, ASSIGNMENT, progress=False, say=said.append)
+    cuda = "cuda" in available_devices()
+    limits = derive(master_run(course, ASSIGNMENT, SANDBOXED), cuda=cuda)
+    assert said[0].endswith(limits.describe()), said[0]
+    assert "s per cell (derived from the master's slowest cell of" in said[0]
+    assert outcome.status == GRADED, outcome.reason
+    assert len(CALLS_CLASSIFY) * limits.cell.seconds <= outcome.seconds < 450
+    graded = nbformat.read(course / "autograded" / "loops" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    for cell in (c for c in graded.cells if grade_id(c) in CALLS_CLASSIFY):
+        errors = [o.get("ename") for o in cell.outputs if o.output_type == "error"]
+        assert "CellTimeoutError" in errors, (grade_id(cell), errors)  # interrupted at the limit
+    scores = {cell: score for cell, (score, _) in read_grades(course)["loops"].items()}
+    assert all(scores[cell] == 0 for cell in CALLS_CLASSIFY), scores
+    automatic = {c: v for c, v in scores.items() if not c.startswith("answer_")}
+    assert None not in automatic.values(), automatic  # the rest of the hand-in was graded
