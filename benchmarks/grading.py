@@ -4,16 +4,17 @@ hand-in's time goes.
 
 The floor is what a naive grader pays per hand-in: a fresh kernel, `import torch`, shutdown
 (serially, and `jobs` at a time beside the parallel run). Each grading is shown end to end and, for
-`viewcopy grade`, without its workers' one-time start (nbgrader, torch and the grader's own
-measurement, paid once per worker whatever the class size). `viewcopy grade --jobs 1` is run twice:
-as the course is configured (the cells that measure for the student and carry no points keep the
-student's own outputs: `KeepStudentMeasurements`) and re-measuring them
-(`c.KeepStudentMeasurements.enabled = False`, what grading did before): the effect, per hand-in.
+`viewcopy grade`, without its workers' one-time start (nbgrader, torch, the kernel template and the
+grader's own measurement, paid once per worker whatever the class size). `viewcopy grade --jobs 1`
+is run three ways (WAYS): as the course is configured (kernels forked from each worker's warm
+template, and the cells that measure for the student and carry no points keeping the student's own
+outputs), with fresh kernels (`c.WarmKernels.enabled = False`), and with fresh kernels re-measuring
+every cell (`c.KeepStudentMeasurements.enabled = False` too: what grading did before issue 39).
 
-Where the time goes: two of viewcopy grade's workers, instrumented in this process's children,
-grade K of the same hand-ins (sandboxed as viewcopy grade is), one keeping and one re-measuring,
-taking turns hand-in by hand-in so that whatever else runs on the machine meets both alike: the
-clean before and after. Per hand-in: nbgrader's hand-in rows, each sanitize and autograde step,
+Where the time goes: three of viewcopy grade's workers, instrumented in this process's children,
+one a way, grade K of the same hand-ins (sandboxed as viewcopy grade is), taking turns hand-in by
+hand-in so that whatever else runs on the machine meets each alike: the clean before and after.
+Per hand-in: nbgrader's hand-in rows, each sanitize and autograde step,
 and inside Execute the kernel's start (sandbox, Python, ipykernel), every cell (the setup cell is
 the imports: torch and the lab) and its shutdown; the notebook's own compute is every cell but
 the setup.
@@ -62,8 +63,14 @@ from viewcopy.grading.grade import GRADED, SANDBOXED, grade
 from viewcopy.plugins.sandbox import bwrap_problem
 
 REPO = Path(__file__).resolve().parents[1]
+FRESH = "\nc.WarmKernels.enabled = False  # benchmarks/grading.py: fresh kernels\n"
 REMEASURE = "\nc.KeepStudentMeasurements.enabled = False  # benchmarks/grading.py: re-measure\n"
-"""What a course's config says to re-measure every cell (before issue 39)."""
+WAYS = {
+    "warm": ("", "viewcopy grade --jobs 1"),
+    "fresh": (FRESH, "  with fresh kernels"),
+    "before": (FRESH + REMEASURE, "  with fresh kernels, re-measuring (before)"),
+}
+"""How the one-worker run is graded: name -> (what the course's config adds, the row's name)."""
 
 
 def build_class(course: Path, n: int) -> list[str]:
@@ -85,12 +92,11 @@ def build_class(course: Path, n: int) -> list[str]:
     return [s.student_id for s in students]
 
 
-def clone(course: Path, to: Path, *, remeasure: bool = False) -> Path:
-    """A copy of the course, its config re-measuring every cell if asked."""
+def clone(course: Path, to: Path, settings: str = "") -> Path:
+    """A copy of the course, `settings` added to its config."""
     shutil.copytree(course, to)
-    if remeasure:
-        with (to / "nbgrader_config.py").open("a") as config:
-            config.write(REMEASURE)
+    with (to / "nbgrader_config.py").open("a") as config:
+        config.write(settings)
     return to
 
 
@@ -210,8 +216,11 @@ _API: dict[str, object] = {}
 def profile_one(course: str, student: str, sandboxed: bool) -> list[tuple[str, float]]:
     """Grade one hand-in as one of viewcopy grade's workers does (nbgrader's API loaded once, the
     sandbox as configured), instrumented: its spans (label, seconds) and the whole."""
+    from viewcopy.course.assignment import course_config
+    from viewcopy.engine.devices import available_devices
     from viewcopy.grading.record import in_flight
     from viewcopy.grading.worker import grade_one, load_api
+    from viewcopy.plugins import warm_kernels
 
     if course not in _API:
         log = Path(course) / "profile.log"
@@ -223,6 +232,9 @@ def profile_one(course: str, student: str, sandboxed: bool) -> list[tuple[str, f
         os.environ["PATH"] = os.pathsep.join(path)
         os.environ.pop("NBGRADER_EXECUTION", None)
         limits = SANDBOXED if sandboxed else None
+        if limits is not None:
+            warm_kernels.start(limits, available_devices(), course_config(Path(course)))
+            warm_kernels.wait_ready()  # as a worker: its one-time start, not a hand-in's
         _API[course] = load_api(Path(course), limits, autograded=in_flight(ASSIGNMENT))
         _instrument()
     _SPANS.clear()
@@ -274,19 +286,19 @@ def rows_of(spans: dict[str, float]) -> dict[str, float]:
     return rows
 
 
-def breakdown(kept: dict[str, float], measured: dict[str, float]) -> list[tuple[str, float, float]]:
-    """(label, seconds kept, seconds re-measured) per span, in the order a hand-in meets them; a
-    cell kept in the first run is labelled [kept]."""
-    a, b = rows_of(kept), rows_of(measured)
-    kept_cells = {k.removesuffix(" [kept]") for k in a if k.endswith(" [kept]")}
-    a = {k.removesuffix(" [kept]"): v for k, v in a.items()}
-    labels = list(dict.fromkeys([*b, *a]))
+def breakdown(profiles: list[dict[str, float]]) -> list[tuple[str, list[float]]]:
+    """(label, seconds in each profile) per span, in the order a hand-in meets them; a cell kept
+    in the first profile is labelled [kept]."""
+    rows = [rows_of(spans) for spans in profiles]
+    kept_cells = {k.removesuffix(" [kept]") for k in rows[0] if k.endswith(" [kept]")}
+    rows = [{k.removesuffix(" [kept]"): v for k, v in row.items()} for row in rows]
+    labels = list(dict.fromkeys(label for row in reversed(rows) for label in row))
 
     def rank(label: str) -> int:
         return next((i for i, p in enumerate(ORDER) if label.startswith(p)), len(ORDER))
 
     return [
-        (f"{x} [kept]" if x in kept_cells else x, a.get(x, 0.0), b.get(x, 0.0))
+        (f"{x} [kept]" if x in kept_cells else x, [row.get(x, 0.0) for row in rows])
         for x in sorted(labels, key=rank)
     ]
 
@@ -311,8 +323,8 @@ class Measured:
     floor_serial: Floor
     floor_parallel: Floor
     profiled: int
-    kept: dict[str, float]
-    measured: dict[str, float]
+    profiles: dict[str, dict[str, float]]
+    """Way (WAYS) -> the mean seconds per hand-in of each span."""
     same: dict[str, bool]
 
 
@@ -348,18 +360,18 @@ def measure(root: Path, n: int, jobs: int, k: int) -> Measured:
     sandboxed, load = bwrap_problem() is None, os.getloadavg()[0]
     print(f"building {n} hand-ins in {root} ...", flush=True)
     students = build_class(root / "class", n)
-    names = ("nbgrader", "one_remeasured", "one", "default", "profile", "profile_remeasured")
-    courses = {
-        x: clone(root / "class", root / x, remeasure=x.endswith("remeasured")) for x in names
-    }
+    courses = {"nbgrader": clone(root / "class", root / "nbgrader")}
+    for way, (settings, _) in WAYS.items():
+        courses[way] = clone(root / "class", root / way, settings)
+        courses[f"profile_{way}"] = clone(root / "class", root / f"profile_{way}", settings)
+    courses["default"] = clone(root / "class", root / "default")
     print("plain nbgrader autograde ...", flush=True)
     plain_s, _ = timed(
         lambda: run_nbgrader(courses["nbgrader"], "autograde", ASSIGNMENT, "--force")
     )
     runs = {}
     for name, workers, what in (
-        ("one_remeasured", 1, "viewcopy grade --jobs 1, re-measuring every cell"),
-        ("one", 1, "viewcopy grade --jobs 1"),
+        *((way, 1, f"viewcopy grade --jobs 1, {way}") for way in WAYS),
         ("default", jobs, f"viewcopy grade (default: --jobs {jobs})"),
     ):
         print(f"{what} ...", flush=True)
@@ -372,15 +384,14 @@ def measure(root: Path, n: int, jobs: int, k: int) -> Measured:
     print("floor: kernel start, import torch, shutdown, serially and in parallel ...", flush=True)
     floor_serial, floor_parallel = floor(n, 1), floor(n, jobs)
     k = min(k, n)
-    print(f"where the time goes: {k} hand-in(s), instrumented workers, both ways in turn ...")
-    both = [courses["profile"], courses["profile_remeasured"]]
-    kept, measured = profile(both, students[:k], sandboxed)
+    print(f"where the time goes: {k} hand-in(s), instrumented workers, each way in turn ...")
+    each = profile([courses[f"profile_{way}"] for way in WAYS], students[:k], sandboxed)
     expected = scores(courses["nbgrader"], students)
     same = {name: scores(courses[name], students) == expected for name in runs}
     load = (load, os.getloadavg()[0])
     return Measured(
-        n, jobs, sandboxed, load, plain_s, runs, floor_serial, floor_parallel, k, kept, measured,
-        same,
+        n, jobs, sandboxed, load, plain_s, runs, floor_serial, floor_parallel, k,
+        dict(zip(WAYS, each, strict=True)), same,
     )  # fmt: skip
 
 
@@ -394,54 +405,57 @@ def report(m: Measured) -> None:
     )
     graded = [sum(o.status == GRADED for o in outcomes) for _, outcomes in m.runs.values()]
     print(f"graded by each viewcopy grade run: {', '.join(map(str, graded))} of {n}")
-    (before_s, before), (one_s, one), (default_s, default) = m.runs.values()
     rows = [
         ("floor: kernel, import torch, shutdown", serial, serial),
         (f"floor, {jobs} at a time", parallel, parallel),
         ("nbgrader autograde (serial)", m.plain_s, serial),
-        ("viewcopy grade --jobs 1, re-measuring", before_s, serial),
-        ("  the same, worker start excluded", steady(before), serial),
-        ("viewcopy grade --jobs 1", one_s, serial),
-        ("  the same, worker start excluded", steady(one), serial),
-        (f"viewcopy grade (default: --jobs {jobs})", default_s, parallel),
-        ("  the same, worker start excluded", steady(default) / jobs, parallel),
     ]
-    print(f"\n{'':<44}{'wall':>9}{'per hand-in':>13}{'x floor':>9}")
+    for way, (_, name) in WAYS.items():
+        wall, outcomes = m.runs[way]
+        rows += [(name, wall, serial), ("    worker start excluded", steady(outcomes), serial)]
+    default_s, default = m.runs["default"]
+    rows += [
+        (f"viewcopy grade (default: --jobs {jobs})", default_s, parallel),
+        ("    worker start excluded", steady(default) / jobs, parallel),
+    ]
+    print(f"\n{'':<46}{'wall':>9}{'per hand-in':>13}{'x floor':>9}")
     for name, wall, against in rows:
-        print(f"{name:<44}{wall:>8.1f}s{wall / n:>12.2f}s{wall / against:>8.2f}x")
-    for label, spans in (("kept", m.kept), ("re-measured", m.measured)):
+        print(f"{name:<46}{wall:>8.1f}s{wall / n:>12.2f}s{wall / against:>8.2f}x")
+    for way, spans in m.profiles.items():
         own = compute(spans)
-        name = f"the notebook's own compute, {label}"
-        print(f"{name:<44}{'':>9}{own:>12.2f}s{own * n / serial:>8.2f}x")
+        name = f"the notebook's own compute, {way}"
+        print(f"{name:<46}{'':>9}{own:>12.2f}s{own * n / serial:>8.2f}x")
     start, imports, shutdown = m.floor_serial.parts
     print(
         f"the floor per hand-in: kernel start {ms(start)}, import torch {ms(imports)}, "
         f"shutdown {ms(shutdown)}"
     )
     print()
-    for how, was, now in (
+    warm, fresh, before = (m.profiles[way] for way in WAYS)
+    for what, was, now in (
+        ("warm kernels, the same hand-ins in turn", fresh["whole"], warm["whole"]),
         (
-            f"the same {m.profiled} hand-in(s) graded both ways in turn",
-            m.measured["whole"],
-            m.kept["whole"],
+            "warm kernels, the whole runs, one worker",
+            steady(m.runs["fresh"][1]) / n,
+            steady(m.runs["warm"][1]) / n,
         ),
-        ("the whole runs above, one worker", steady(before) / n, steady(one) / n),
+        ("keeping the student's measurements, in turn", before["whole"], fresh["whole"]),
     ):
         print(
-            f"keeping the student's measurements, {how}: {was:.2f} s -> {now:.2f} s per hand-in "
-            f"({was - now:.2f} s, {(was - now) / was:.0%} less)"
+            f"{what}: {was:.2f} s -> {now:.2f} s per hand-in ({was - now:.2f} s, "
+            f"{(was - now) / was:.0%} less)"
         )
-    cells = {k: v for k, v in rows_of(m.measured).items() if k.startswith("cell ")}
-    kept_cells = {k.removesuffix(" [kept]") for k in m.kept if k.endswith(" [kept]")}
+    cells = {k: v for k, v in rows_of(before).items() if k.startswith("cell ")}
+    kept_cells = {k.removesuffix(" [kept]") for k in fresh if k.endswith(" [kept]")}
     not_run = sum(v for k, v in cells.items() if k in kept_cells)
-    step = m.kept.get("autograde: KeepStudentMeasurements", 0.0)
+    step = fresh.get("autograde: KeepStudentMeasurements", 0.0)
     print(
-        f"  what it saves, by the cells themselves: {ms(not_run)} of cells not run ("
+        f"  what keeping saves, by the cells themselves: {ms(not_run)} of cells not run ("
         + ", ".join(f"{k.removeprefix('cell ')} {ms(cells[k])}" for k in sorted(kept_cells))
         + f"), {ms(step)} for the step that keeps them: {not_run - step:.2f} s per hand-in"
     )
     for name, ratio in (
-        ("viewcopy grade --jobs 1 against the serial floor", one_s / serial),
+        ("viewcopy grade --jobs 1 against the serial floor", m.runs["warm"][0] / serial),
         (f"viewcopy grade --jobs {jobs} against the parallel floor", default_s / parallel),
     ):
         print(f"{name}: {ratio:.2f}x (target <= 1.0x: {verdict(ratio <= 1.0)})")
@@ -450,20 +464,19 @@ def report(m: Measured) -> None:
     print(f"speed-up over plain nbgrader: {speedup:.2f}x (target >= {target:.1f}x: {met})")
 
     print(
-        f"\nwhere one hand-in's time goes: a viewcopy grade worker, the mean of {m.profiled} "
-        "hand-in(s); [kept]: a cell that measures for the student and grades nothing"
+        f"\nwhere one hand-in's time goes: a viewcopy grade worker each way, the mean of "
+        f"{m.profiled} hand-in(s); [kept]: a cell that measures for the student and grades nothing"
     )
-    print(f"{'':<58}{'kept (default)':>17}{'re-measured':>17}")
-    whole_a, whole_b = m.kept["whole"], m.measured["whole"]
-    for label, a, b in breakdown(m.kept, m.measured):
-        print(f"{label:<58}{ms(a):>10}{a / whole_a:>7.1%}{ms(b):>10}{b / whole_b:>7.1%}")
-    print(
-        f"{'whole: one hand-in autograded':<58}{ms(whole_a):>10}{1:>7.1%}{ms(whole_b):>10}{1:>7.1%}"
-    )
-    opened_a, opened_b = m.kept.get("gradebook opened", 0), m.measured.get("gradebook opened", 0)
-    name = "  of which opening the gradebook (in the steps above)"
-    print(f"{name:<58}{ms(opened_a):>10}{opened_a / whole_a:>7.1%}{ms(opened_b):>10}"
-          f"{opened_b / whole_b:>7.1%}")  # fmt: skip
+    print(f"{'':<56}" + "".join(f"{way:>16}" for way in WAYS))
+    wholes = [spans["whole"] for spans in m.profiles.values()]
+    for label, seconds in [
+        *breakdown(list(m.profiles.values())),
+        ("whole: one hand-in autograded", wholes),
+        ("  of which opening the gradebook (in the steps above)",
+         [spans.get("gradebook opened", 0.0) for spans in m.profiles.values()]),
+    ]:  # fmt: skip
+        cells = "".join(f"{ms(a):>9}{a / w:>7.1%}" for a, w in zip(seconds, wholes, strict=True))
+        print(f"{label:<56}{cells}")
     same = ", ".join(f"{name} {'yes' if ok else 'NO'}" for name, ok in m.same.items())
     print(f"\nscores identical to plain nbgrader autograde: {same}")
 

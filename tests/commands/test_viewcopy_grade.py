@@ -121,8 +121,15 @@ def grade_until_some_are_done(course: Path) -> tuple[subprocess.Popen, list[psut
 
 
 def _is_kernel(process: psutil.Process) -> bool:
+    """A kernel started fresh, or one forked from a worker's template into its sandbox (the
+    template's command line, as the template's grandchild)."""
     try:
-        return "ipykernel_launcher" in " ".join(process.cmdline())
+        command = " ".join(process.cmdline())
+        if "viewcopy.plugins.kernel_template" in command:
+            return "viewcopy.plugins.kernel_template" in " ".join(
+                process.parent().parent().cmdline()
+            )
+        return "ipykernel_launcher" in command
     except psutil.Error:
         return False
 

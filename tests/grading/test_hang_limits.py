@@ -10,12 +10,20 @@ import pytest
 from support.course_notebook import ROOT
 from support.sandboxing import sandbox_or_skip
 
-from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, build_course, grade_id, read_grades
+from viewcopy.course.assignment import (
+    ASSIGNMENT,
+    NOTEBOOK,
+    build_course,
+    course_config,
+    grade_id,
+    read_grades,
+)
 from viewcopy.demo.synthetic import Student, hand_in_class, synthetic_class
 from viewcopy.engine.devices import available_devices
 from viewcopy.grading.grade import GRADED, grade
 from viewcopy.grading.limits import derive, master_run
 from viewcopy.grading.pool import SANDBOXED
+from viewcopy.plugins.warm_kernels import how_kernels_start
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 
@@ -34,7 +42,8 @@ def test_an_endless_loop_costs_its_cells_limit_and_the_rest_is_graded(tmp_path):
     (outcome,) = grade(course, ASSIGNMENT, progress=False, say=said.append)
     cuda = "cuda" in available_devices()
     limits = derive(master_run(course, ASSIGNMENT, SANDBOXED), cuda=cuda)
-    assert said[0].endswith(limits.describe()), said[0]
+    started = how_kernels_start(SANDBOXED, available_devices(), course_config(course))
+    assert said[0].endswith(f"{limits.describe()}; {started}"), said[0]
     assert "s per cell (derived from the master's slowest cell of" in said[0]
     assert outcome.status == GRADED, outcome.reason
     assert len(CALLS_CLASSIFY) * limits.cell.seconds <= outcome.seconds < 450

@@ -15,7 +15,6 @@ from support.course_notebook import ROOT
 
 from viewcopy.course.assignment import ASSIGNMENT
 from viewcopy.grading.limits import (
-    CELL_LIMIT_VARIABLE,
     GradingLimits,
     Limit,
     MasterRun,
@@ -126,5 +125,4 @@ def test_an_explicit_cell_limit_beside_a_derived_hand_in_limit(course):
 
 def test_a_grading_process_runs_each_cell_under_the_runs_cell_limit(course, monkeypatch):
     monkeypatch.chdir(course)
-    monkeypatch.setenv(CELL_LIMIT_VARIABLE, "42")
-    assert load_api(course, None).config.Execute.timeout == 42
+    assert load_api(course, None, cell_s=42).config.Execute.timeout == 42

@@ -6,12 +6,17 @@ test_sandbox.py, which runs each of its tests on a fresh and on a forked kernel.
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
 import threading
+from pathlib import Path
 
 import pytest
 from support import kernels
 from support.sandboxing import sandbox_or_skip
+from traitlets.config import Config
 
 from viewcopy.plugins import warm_kernels
 from viewcopy.plugins.kernel_template import Template
@@ -160,3 +165,26 @@ def test_a_template_that_fails_gives_a_fresh_kernel_and_says_so_once(course, tem
 def test_a_cuda_grader_keeps_fresh_kernels_and_says_why():
     assert "CUDA" in warm_kernels.warm_problem(["cpu", "cuda"])
     assert warm_kernels.warm_problem(["cpu"]) is None
+
+
+def test_a_course_can_ask_for_fresh_kernels():
+    config = Config()
+    config.WarmKernels.enabled = False
+    assert "c.WarmKernels.enabled = False" in warm_kernels.warm_problem(["cpu"], config)
+    assert warm_kernels.start(LIMITS, ["cpu"], config) is not None
+    assert warm_kernels.active() is None
+
+
+def test_the_sweep_removes_the_homes_of_ended_workers_only(tmp_path):
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    gone = Path("/tmp") / f"{warm_kernels.HOME_PREFIX}{ended.pid}-test"
+    alive = Path("/tmp") / f"{warm_kernels.HOME_PREFIX}{os.getpid()}-test"
+    for home in (gone, alive):
+        (home / ".config").mkdir(parents=True)
+    try:
+        warm_kernels.sweep()
+        assert not gone.exists() and alive.is_dir()
+    finally:
+        shutil.rmtree(alive, ignore_errors=True)
+        shutil.rmtree(gone, ignore_errors=True)

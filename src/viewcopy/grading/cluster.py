@@ -41,6 +41,7 @@ from viewcopy.grading.remote import grade_hand_in, inspect_worker
 from viewcopy.grading.task import CourseParcel, GradedParcel, HandInParcel, pack, unpack
 from viewcopy.grading.worker import gradebook_url as waiting_url
 from viewcopy.plugins.sandbox import Limits
+from viewcopy.plugins.warm_kernels import how_kernels_start
 
 CONNECT_S = 30
 """How long to wait for the scheduler, and then for a first worker."""
@@ -78,7 +79,10 @@ class ClusterPool:
                 sandbox=run.sandbox,
                 cuda=gpus > 0,
             )
-            say(f"cluster {self.address}: {isolation}; {self.limits.describe()}")
+            started = how_kernels_start(run.sandbox, ["cpu"], self.config)
+            if gpus and run.sandbox is not None:
+                started += f", except on the {gpus} with CUDA: a fresh one for each hand-in there"
+            say(f"cluster {self.address}: {isolation}; {self.limits.describe()}; {started}")
             cell_s = self.limits.cell.seconds
             parcel = CourseParcel.of(self.course, self.assignment, rows, run.sandbox, cell_s)
             self.parcel = self.client.scatter(parcel, broadcast=True, hash=False)

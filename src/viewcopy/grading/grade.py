@@ -29,7 +29,6 @@ from viewcopy.course.assignment import CourseSettingError, course_config
 from viewcopy.course.settings import course_settings
 from viewcopy.engine.devices import available_devices
 from viewcopy.grading.limits import (
-    CELL_LIMIT_VARIABLE,
     GradingLimits,
     grading_limits,
     past_limit,
@@ -55,6 +54,7 @@ from viewcopy.grading.record import (
     write_record,
 )
 from viewcopy.grading.worker import STOP, Graded, kill_tree, serve
+from viewcopy.plugins import warm_kernels
 from viewcopy.plugins.sandbox import Cgroups, Limits, bwrap_problem, describe
 
 LOCAL = "local"
@@ -105,8 +105,8 @@ class Worker:
         context = multiprocessing.get_context("spawn")
         self.connection, theirs = context.Pipe()
         self.process = context.Process(
-            target=_serve,
-            args=(cell_s, theirs, str(course), assignment, str(log), limits),
+            target=serve,
+            args=(theirs, str(course), assignment, str(log), limits, cell_s),
             daemon=True,
         )
         self.process.start()
@@ -133,12 +133,6 @@ class Worker:
         kill_tree(self.process.pid)
         self.process.join(timeout=10)
         self.connection.close()
-
-
-def _serve(cell_s: int, *args) -> None:
-    """worker.serve, each cell limited to `cell_s` seconds (worker.load_api reads it)."""
-    os.environ[CELL_LIMIT_VARIABLE] = str(cell_s)
-    serve(*args)
 
 
 class LocalPool:
@@ -295,6 +289,7 @@ def grade(
             bar.close()
         write_record(record_path(course, assignment), outcomes)
         Cgroups.sweep()
+        warm_kernels.sweep()
     return sorted(outcomes, key=lambda o: o.student_id)
 
 
@@ -336,7 +331,9 @@ def open_pool(run: GradingRun, count: int, say: Callable[[str], None]) -> Pool:
         sandbox=run.sandbox,
         cuda="cuda" in available_devices(),
     )
-    say(f"{isolation}; {limits.describe()}")
+    config = course_config(run.course)
+    started = warm_kernels.how_kernels_start(run.sandbox, available_devices(), config)
+    say(f"{isolation}; {limits.describe()}; {started}")
     return LocalPool(run, pool_size(run.jobs, count), limits)
 
 

@@ -53,9 +53,6 @@ CUDA_START_S = 120
 MEASURE_TIMEOUT_S = 600
 """How long one of the master's cells may run while it is measured."""
 KEPT = "master_run.json"
-CELL_LIMIT_VARIABLE = "VIEWCOPY_CELL_LIMIT_S"
-"""Carries the cell limit into a grading process, whose nbgrader config it sets
-(`worker.load_api`)."""
 
 
 @dataclass(frozen=True)

@@ -18,13 +18,15 @@ import threading
 import time
 from pathlib import Path
 
+from viewcopy.course.assignment import course_config
 from viewcopy.course.gradebook_rows import import_rows
 from viewcopy.engine.devices import available_devices
-from viewcopy.grading.limits import CELL_LIMIT_VARIABLE, past_limit
+from viewcopy.grading.limits import past_limit
 from viewcopy.grading.pool import STOPPED
 from viewcopy.grading.record import autograded_folder
 from viewcopy.grading.task import CourseParcel, GradedParcel, HandInParcel, pack, unpack
 from viewcopy.grading.worker import Graded, failure_reason, kill_tree, load_api
+from viewcopy.plugins import warm_kernels
 from viewcopy.plugins.sandbox import bwrap_problem, describe
 
 _ONE_AT_A_TIME = threading.Lock()
@@ -50,7 +52,6 @@ class Workspace:
         if tools not in os.environ["PATH"].split(os.pathsep):
             os.environ["PATH"] = os.pathsep.join([tools, os.environ["PATH"]])
         os.environ.pop("NBGRADER_EXECUTION", None)
-        os.environ[CELL_LIMIT_VARIABLE] = str(parcel.cell_s)  # worker.load_api reads it
         self.root = Path(tempfile.mkdtemp(prefix="viewcopy-course-", dir=base))
         (self.root / "nbgrader_config.py").write_bytes(parcel.config)
         unpack(parcel.source, self.root / "source" / parcel.assignment)
@@ -58,7 +59,14 @@ class Workspace:
         import_rows(f"sqlite:///{self.template}", parcel.rows)
         self.gradebook = self.root / "gradebook.db"
         with _inside(self.root):
-            self.api = load_api(self.root, parcel.sandbox, db_url=f"sqlite:///{self.gradebook}")
+            if parcel.sandbox is not None:
+                warm_kernels.start(parcel.sandbox, available_devices(), course_config(self.root))
+            self.api = load_api(
+                self.root,
+                parcel.sandbox,
+                db_url=f"sqlite:///{self.gradebook}",
+                cell_s=parcel.cell_s,
+            )
 
     def grade(self, hand_in: HandInParcel, worker: str) -> GradedParcel:
         """Autograde one hand-in here; its autograded folder's files when it succeeds."""

@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
+from viewcopy.course.assignment import course_config
 from viewcopy.engine.devices import available_devices
 from viewcopy.grading.record import discard_partial, in_flight, publish
+from viewcopy.plugins import warm_kernels
 from viewcopy.plugins.sandbox import Limits
 
 STOP = None
@@ -109,17 +111,19 @@ class _CheckedSchemas:
 
 
 def load_api(
-    course: Path, limits: Limits | None, db_url: str | None = None, autograded: str | None = None
+    course: Path,
+    limits: Limits | None,
+    db_url: str | None = None,
+    autograded: str | None = None,
+    cell_s: int | None = None,
 ):
     """nbgrader's API over the course, configured as `nbgrader` run in `course` would be; with
     `limits`, every kernel runs in the sandbox under them; with `db_url`, on that gradebook; with
-    `autograded`, writing autograded folders there (a folder relative to the course). Each cell
-    may run for the run's limit per cell (grading.limits.CELL_LIMIT_VARIABLE) where it is set."""
+    `autograded`, writing autograded folders there (a folder relative to the course); with
+    `cell_s`, each cell may run that many seconds (nbgrader's Execute.timeout)."""
     from nbgrader.apps import NbGraderAPI, NbGraderApp
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.nbgraderformat import common
-
-    from viewcopy.grading.limits import CELL_LIMIT_VARIABLE
 
     common.jsonschema = _CheckedSchemas()
 
@@ -130,8 +134,8 @@ def load_api(
     config.CourseDirectory.db_url = gradebook_url(db_url or coursedir.db_url)
     if autograded is not None:
         config.CourseDirectory.autograded_directory = autograded
-    if (cell_s := os.environ.get(CELL_LIMIT_VARIABLE)) is not None:
-        config.Execute.timeout = int(cell_s)
+    if cell_s is not None:
+        config.Execute.timeout = cell_s
     if limits is not None:
         from viewcopy.plugins.sandboxed_kernel import sandbox_config
 
@@ -177,11 +181,16 @@ def grade_one(api, course: Path, assignment: str, student_id: str) -> dict:
 
 
 def serve(
-    connection: Connection, course: str, assignment: str, log: str, limits: Limits | None
+    connection: Connection,
+    course: str,
+    assignment: str,
+    log: str,
+    limits: Limits | None,
+    cell_s: int | None = None,
 ) -> None:
     """The worker's main loop: its own session (Ctrl-C in the terminal reaches the parent only),
     ended with its parent however that ends, its output and its kernels' in `log` (the terminal
-    keeps the progress bar)."""
+    keeps the progress bar); each cell under `cell_s` seconds where given."""
     os.setsid()
     die_with_parent()
     sink = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -191,11 +200,16 @@ def serve(
     os.chdir(course)
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
     os.environ.pop("NBGRADER_EXECUTION", None)
-    api = load_api(Path(course), limits, autograded=in_flight(assignment))
+    devices = available_devices()
+    if limits is not None:
+        cold = warm_kernels.start(limits, devices, course_config(Path(course)))
+        if cold is not None:
+            print(f"warm kernels: {cold}; a fresh kernel for each hand-in", file=sys.stderr)
+    api = load_api(Path(course), limits, autograded=in_flight(assignment), cell_s=cell_s)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s [%(levelname)s] %(message)s"))
     api.log.addHandler(handler)
-    devices = available_devices()
+    warm_kernels.wait_ready()
     connection.send("ready")
     while (student_id := connection.recv()) is not STOP:
         started = time.perf_counter()
@@ -211,3 +225,4 @@ def serve(
                 devices,
             )
         )
+    warm_kernels.stop()

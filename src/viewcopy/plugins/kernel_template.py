@@ -6,8 +6,10 @@ requests). For each request it forks; the child moves into the hand-in's cgroups
 namespaces of the sandbox bubblewrap has just built for that hand-in (viewcopy.plugins.namespaces),
 then forks the kernel inside its pid namespace, which drops every privilege, takes the sandbox's
 rlimits, environment and working copy, and starts ipykernel as `python -m ipykernel_launcher`
-would. No student code ever runs in the template, so no two students share anything but what the
-imports left in memory, copied on write.
+would. The child stays the kernel's parent: the kernel stays in the grader's process tree (so a
+worker that ends takes it along) and is collected as soon as it ends (a kernel nobody collects
+would hold its sandbox's pid namespace, and its cgroup, open). No student code ever runs in the
+template, so no two students share anything but what the imports left in memory, copied on write.
 
 The traps of forking torch: libgomp deadlocks in a child forked after a parallel op ran, and CUDA
 cannot be used in a child forked after it was initialized. The template runs no torch op and never
@@ -17,6 +19,7 @@ imports (else it refuses, and the worker falls back to a fresh kernel).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import json
 import os
@@ -67,6 +70,7 @@ class Template:
         """Fork the kernel `request` asks for; its pid (as the grader sees it) once it is in its
         sandbox with every privilege dropped. RuntimeError when it could not get there."""
         self._check_untouched()
+        _reap()
         readable, writable = os.pipe()
         child = os.fork()
         if child == 0:
@@ -75,7 +79,6 @@ class Template:
         os.close(writable)
         with os.fdopen(readable, "rb") as status:
             report = status.read().decode(errors="replace").splitlines()
-        os.waitpid(child, 0)
         pids = [int(line.split()[1]) for line in report if line.startswith("kernel ")]
         if pids and READY in report:
             return pids[0]
@@ -105,11 +108,20 @@ def _made_folders() -> tuple[str, ...]:
     return tuple(folder for folder in folders if folder.startswith(home + os.sep))
 
 
+def _reap() -> None:
+    """Collect the template's children whose kernels have ended."""
+    with contextlib.suppress(ChildProcessError):
+        while os.waitpid(-1, os.WNOHANG)[0]:
+            pass
+
+
 def _enter_sandbox(request: KernelRequest, status: int, folders: tuple[str, ...]) -> None:
     """The forked child: into the hand-in's cgroups and namespaces, then the kernel is forked
-    inside them. Never returns."""
+    inside them; it stays the kernel's parent (in the grader's process tree, which ends it) and
+    ends with it. Never returns."""
     code = 1
     try:
+        _close_all_but(status)
         for folder in request.cgroups:
             Path(folder, "cgroup.procs").write_text(str(os.getpid()))
         namespaces.join(request.sandbox_pid)
@@ -117,19 +129,26 @@ def _enter_sandbox(request: KernelRequest, status: int, folders: tuple[str, ...]
         if kernel == 0:
             _become_kernel(request, status, folders)
         os.write(status, f"kernel {kernel}\n".encode())
-        code = 0
+        os.close(status)
+        code = os.waitstatus_to_exitcode(os.waitpid(kernel, 0)[1])
+        code = code if code >= 0 else 128 - code  # killed by a signal: as a shell says it
     except BaseException as exc:  # noqa: BLE001 (reported to the worker, which falls back)
-        os.write(status, f"error: {type(exc).__name__}: {exc}\n".encode())
+        with contextlib.suppress(OSError):
+            os.write(status, f"error: {type(exc).__name__}: {exc}\n".encode())
     finally:
         os._exit(code)
+
+
+def _close_all_but(kept: int) -> None:
+    """Close every file the template had open but stdout, stderr and `kept`."""
+    os.closerange(3, kept)
+    os.closerange(kept + 1, 1 << 20)
 
 
 def _become_kernel(request: KernelRequest, status: int, folders: tuple[str, ...]) -> None:
     """The kernel, inside the sandbox: what bubblewrap and prlimit give a fresh kernel, then
     ipykernel. Never returns."""
     os.setsid()
-    os.closerange(3, status)
-    os.closerange(status + 1, 1 << 20)
     stdin = os.open("/dev/null", os.O_RDONLY)
     os.dup2(stdin, 0)
     os.close(stdin)
@@ -165,11 +184,8 @@ def _become_kernel(request: KernelRequest, status: int, folders: tuple[str, ...]
 
 def main(control: int) -> None:
     """Import, say ready on `control` (a socket to the worker), then fork a kernel for each
-    request line, answering its pid or the error; end when the worker closes it."""
-    import ctypes
-    import signal
-
-    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: ends with its worker
+    request line, answering its pid or the error; end when the worker closes it (or ends, even
+    killed outright: the socket then closes)."""
     if sys.path and sys.path[0] and Path(sys.path[0]) == Path.cwd():
         del sys.path[0]  # started with -m: as ipykernel_launcher, no working folder on the path
     channel = os.fdopen(control, "rb+", buffering=0)

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Sequence
+from pathlib import Path
 
 from traitlets import Bool
 from traitlets.config import Configurable
@@ -40,6 +41,8 @@ HOLDER = [
 """The sandbox's own process: waits for the first process to join it (the kernel), then for that
 one's end, and ends the sandbox with it (as a fresh kernel's end does)."""
 LAUNCHER = ("-m", "ipykernel_launcher")
+HOME_PREFIX = "viewcopy-template-"
+"""A template's HOME: /tmp/viewcopy-template-<its worker's pid>-<random>."""
 
 
 class WarmKernels(Configurable):
@@ -60,7 +63,7 @@ class KernelTemplate:
     """The worker's side of one template process: started at once, ready when its imports are."""
 
     def __init__(self, limits: Limits):
-        self.home = tempfile.mkdtemp(prefix="viewcopy-template-", dir="/tmp")
+        self.home = tempfile.mkdtemp(prefix=f"{HOME_PREFIX}{os.getpid()}-", dir="/tmp")
         ours, theirs = socket.socketpair()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "viewcopy.plugins.kernel_template", str(theirs.fileno())],
@@ -75,12 +78,16 @@ class KernelTemplate:
         ours.close()
         self.ready = False
 
-    def fork(self, request: KernelRequest) -> int:
-        """The pid of a kernel forked into `request`'s sandbox; TemplateError when it cannot."""
+    def wait_ready(self) -> None:
+        """Return once the template has imported; TemplateError when it could not."""
         if not self.ready:
             if self._answer() != READY:
                 raise TemplateError("the kernel template could not import what kernels import")
             self.ready = True
+
+    def fork(self, request: KernelRequest) -> int:
+        """The pid of a kernel forked into `request`'s sandbox; TemplateError when it cannot."""
+        self.wait_ready()
         self.channel.write(request.line())
         answer = json.loads(self._answer() or '{"error": "the kernel template ended"}')
         if "error" in answer:
@@ -117,10 +124,23 @@ def warm_problem(devices: Sequence[str], config=None) -> str | None:
     return None
 
 
+def how_kernels_start(sandbox: Limits | None, devices: Sequence[str], config=None) -> str:
+    """What `viewcopy grade` says of how a worker with `devices` starts each hand-in's kernel."""
+    if sandbox is None:
+        return "kernels: a fresh one for each hand-in (warm kernels need the sandbox)"
+    problem = warm_problem(devices, config)
+    if problem is not None:
+        return f"kernels: a fresh one for each hand-in ({problem})"
+    return (
+        "kernels: forked from a template each worker keeps warm (torch and the lab imported once)"
+    )
+
+
 def start(limits: Limits, devices: Sequence[str], config=None) -> str | None:
     """Start this process's template for sandboxed kernels under `limits` (unless the course's
     `config` says not to); why not, or None."""
     global _active
+    stop()
     problem = warm_problem(devices, config)
     if problem is None:
         _active = KernelTemplate(limits)
@@ -130,6 +150,16 @@ def start(limits: Limits, devices: Sequence[str], config=None) -> str | None:
 def active() -> KernelTemplate | None:
     """The template kernels are forked from here, or None: start them fresh."""
     return _active
+
+
+def wait_ready() -> None:
+    """Wait for this process's template to be ready (nothing without one); give it up, saying
+    why, when it cannot be."""
+    if _active is not None:
+        try:
+            _active.wait_ready()
+        except TemplateError as exc:
+            give_up(str(exc))
 
 
 def give_up(reason: str) -> None:
@@ -147,6 +177,17 @@ def stop() -> None:
     if _active is not None:
         _active.close()
         _active = None
+
+
+def sweep() -> None:
+    """Remove the HOME of every template whose worker has ended (a worker killed outright takes
+    its template along before it can remove it)."""
+    import psutil
+
+    for home in Path("/tmp").glob(f"{HOME_PREFIX}*-*"):
+        worker = home.name.removeprefix(HOME_PREFIX).split("-")[0]
+        if worker.isdigit() and not psutil.pid_exists(int(worker)):
+            shutil.rmtree(home, ignore_errors=True)
 
 
 def ipykernel_argv(kernel_cmd: Sequence[str]) -> list[str] | None:
