@@ -77,7 +77,12 @@ def start_hub(folder: Path, *args: str, kind: type[RunningHub] = RunningHub) -> 
     command = [str(Path(sys.executable).parent / "viewcopy"), "hub", *args]
     command += ["--state", str(folder / "state")]
     process = subprocess.Popen(
-        command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        command,
+        cwd=folder,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=_as_from_a_terminal,
     )
     running = kind(process)
     threading.Thread(target=_keep_reading, args=(running,), daemon=True).start()
@@ -89,6 +94,13 @@ def start_hub(folder: Path, *args: str, kind: type[RunningHub] = RunningHub) -> 
         time.sleep(0.5)
     running.state = HubState.read(folder / "state")
     return running
+
+
+def _as_from_a_terminal() -> None:
+    """Ctrl-C reaches the hub as a terminal delivers it: a test run started in the background
+    (`cmd &`, a CI script) ignores SIGINT, a child inherits that, and Python then never turns it
+    into KeyboardInterrupt (the hub ran on, and the Ctrl-C test waited out its 120 s)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _keep_reading(running: RunningHub) -> None:
