@@ -11,7 +11,6 @@ import re
 import shutil
 import subprocess
 import threading
-from pathlib import Path
 
 import pytest
 from support import kernels
@@ -178,8 +177,8 @@ def test_a_course_can_ask_for_fresh_kernels():
 def test_the_sweep_removes_the_homes_of_ended_workers_only(tmp_path):
     ended = subprocess.Popen(["true"])
     ended.wait()
-    gone = Path("/tmp") / f"{warm_kernels.HOME_PREFIX}{ended.pid}-test"
-    alive = Path("/tmp") / f"{warm_kernels.HOME_PREFIX}{os.getpid()}-test"
+    gone = warm_kernels.TEMPLATE_HOMES / f"{warm_kernels.HOME_PREFIX}{ended.pid}-test"
+    alive = warm_kernels.TEMPLATE_HOMES / f"{warm_kernels.HOME_PREFIX}{os.getpid()}-test"
     for home in (gone, alive):
         (home / ".config").mkdir(parents=True)
     try:

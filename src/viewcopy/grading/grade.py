@@ -316,7 +316,8 @@ def open_pool(run: GradingRun, count: int, say: Callable[[str], None]) -> Pool:
         from viewcopy.grading.cluster import ClusterPool
 
         return ClusterPool(run, say)
-    missing = [d for d in run.devices if d not in available_devices()]
+    devices = available_devices()
+    missing = [d for d in run.devices if d not in devices]
     if missing:
         raise GradeError(
             f"--devices asks for {', '.join(missing)}, which this machine does not have: grade "
@@ -329,10 +330,9 @@ def open_pool(run: GradingRun, count: int, say: Callable[[str], None]) -> Pool:
         hand_in_s=run.limit_s,
         cell_s=run.cell_s,
         sandbox=run.sandbox,
-        cuda="cuda" in available_devices(),
+        cuda="cuda" in devices,
     )
-    config = course_config(run.course)
-    started = warm_kernels.how_kernels_start(run.sandbox, available_devices(), config)
+    started = warm_kernels.how_kernels_start(run.sandbox, devices, course_config(run.course))
     say(f"{isolation}; {limits.describe()}; {started}")
     return LocalPool(run, pool_size(run.jobs, count), limits)
 

@@ -41,8 +41,11 @@ HOLDER = [
 """The sandbox's own process: waits for the first process to join it (the kernel), then for that
 one's end, and ends the sandbox with it (as a fresh kernel's end does)."""
 LAUNCHER = ("-m", "ipykernel_launcher")
+TEMPLATE_HOMES = Path("/tmp")
+"""Where a template's HOME is made: under /tmp, which each sandbox has writable, so that a kernel
+can make again there the folders the template's imports chose."""
 HOME_PREFIX = "viewcopy-template-"
-"""A template's HOME: /tmp/viewcopy-template-<its worker's pid>-<random>."""
+"""A template's HOME: TEMPLATE_HOMES/viewcopy-template-<its worker's pid>-<random>."""
 
 
 class WarmKernels(Configurable):
@@ -63,7 +66,7 @@ class KernelTemplate:
     """The worker's side of one template process: started at once, ready when its imports are."""
 
     def __init__(self, limits: Limits):
-        self.home = tempfile.mkdtemp(prefix=f"{HOME_PREFIX}{os.getpid()}-", dir="/tmp")
+        self.home = tempfile.mkdtemp(prefix=f"{HOME_PREFIX}{os.getpid()}-", dir=TEMPLATE_HOMES)
         ours, theirs = socket.socketpair()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "viewcopy.plugins.kernel_template", str(theirs.fileno())],
@@ -184,7 +187,7 @@ def sweep() -> None:
     its template along before it can remove it)."""
     import psutil
 
-    for home in Path("/tmp").glob(f"{HOME_PREFIX}*-*"):
+    for home in TEMPLATE_HOMES.glob(f"{HOME_PREFIX}*-*"):
         worker = home.name.removeprefix(HOME_PREFIX).split("-")[0]
         if worker.isdigit() and not psutil.pid_exists(int(worker)):
             shutil.rmtree(home, ignore_errors=True)
