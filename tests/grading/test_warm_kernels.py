@@ -14,7 +14,7 @@ import threading
 
 import pytest
 from support import kernels
-from support.sandboxing import sandbox_or_skip
+from support.sandboxing import assert_kernel_user, sandbox_or_skip
 from traitlets.config import Config
 
 from viewcopy.plugins import warm_kernels
@@ -78,7 +78,11 @@ def test_a_forked_kernel_sees_the_sandbox_a_fresh_one_sees(course):
         assert warm_kernels.active() is not None, "the kernel was not forked"
     finally:
         warm_kernels.stop()
-    assert fresh["ids"][0] == 65534 and fresh["network"] != "open"
+    for facts in (fresh, forked):  # each kernel a user of its own, never root, in no group
+        uid, euid, gid, egid, groups = facts.pop("ids")
+        assert_kernel_user(uid)
+        assert uid == euid == gid == egid and groups in ([], [gid])
+    assert fresh["network"] != "open"
     assert fresh["capabilities"] == ["0000000000000000"] * 4 + ["1"]
     assert forked.pop("processes") == fresh.pop("processes") + 1  # the sandbox's holder
     made = [name for name in forked["tmp"] if name.startswith("viewcopy-template-")]
@@ -153,7 +157,7 @@ def test_a_template_that_fails_gives_a_fresh_kernel_and_says_so_once(course, tem
     template.process.kill()
     template.process.wait()
     with kernels.sandboxed_kernel(copy, course, LIMITS) as run:
-        assert run("import json, os; print(json.dumps(os.getuid()))") == 65534
+        assert_kernel_user(run("import json, os; print(json.dumps(os.getuid()))"))
     with kernels.sandboxed_kernel(copy, course, LIMITS) as run:
         assert run("import json; print(json.dumps('second'))") == "second"
     assert warm_kernels.active() is None
@@ -187,3 +191,13 @@ def test_the_sweep_removes_the_homes_of_ended_workers_only(tmp_path):
     finally:
         shutil.rmtree(alive, ignore_errors=True)
         shutil.rmtree(gone, ignore_errors=True)
+
+
+def test_a_kernel_joins_only_a_sandbox_its_holder_says_is_built():
+    said, holder = os.pipe()
+    os.write(holder, b"ready\n")
+    warm_kernels.wait_until_built(said)  # bubblewrap ran the holder: every mount is in place
+    os.close(holder)
+    with pytest.raises(warm_kernels.TemplateError, match="before the sandbox was built"):
+        warm_kernels.wait_until_built(said)  # it ended first: nothing to join
+    os.close(said)

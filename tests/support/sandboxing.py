@@ -23,3 +23,15 @@ def sandbox_or_skip(*, cgroups: bool = False) -> None:
     if os.environ.get("VIEWCOPY_REQUIRE_SANDBOX") == "1":
         pytest.fail(f"{problem}; VIEWCOPY_REQUIRE_SANDBOX=1 requires the sandbox", pytrace=False)
     pytest.skip(f"no sandbox on this machine: {problem}", allow_module_level=True)
+
+
+def assert_kernel_user(uid: int) -> None:
+    """A kernel is never root: a root grader's runs as a uid of the sandbox range, any other's
+    as the sandbox's user of its user namespace."""
+    from viewcopy.plugins.sandbox import NOBODY, sandbox_uids
+
+    assert uid != 0
+    if os.geteuid() == 0:
+        assert uid in sandbox_uids(), uid
+    else:
+        assert uid == int(NOBODY)

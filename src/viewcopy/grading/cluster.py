@@ -250,7 +250,9 @@ class ClusterPool:
             )
         unpack(returned.files, staged_folder(self.course, self.assignment, student_id))
         publish(self.course, self.assignment, student_id)
-        return HandInOutcome(student_id, GRADED, graded.seconds, "", devices, returned.worker)
+        return HandInOutcome(
+            student_id, GRADED, graded.seconds, "", devices, returned.worker, kernels=graded.kernels
+        )
 
     def _lost(self) -> PoolLost:
         """The client lost the scheduler: its tasks are cancelled."""

@@ -184,7 +184,13 @@ class LocalPool:
                 devices = "+".join(message.devices)
                 done(
                     HandInOutcome(
-                        message.student_id, status, message.seconds, message.reason, devices, LOCAL
+                        message.student_id,
+                        status,
+                        message.seconds,
+                        message.reason,
+                        devices,
+                        LOCAL,
+                        kernels=message.kernels,
                     )
                 )
                 worker.student_id = None

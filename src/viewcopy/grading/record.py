@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 import shutil
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from viewcopy.engine.version import package_version
@@ -29,6 +29,8 @@ class HandInOutcome:
     devices: str = ""
     worker: str = ""
     viewcopy: str = ""
+    kernels: tuple[int, int] = field(default=(0, 0), compare=False)
+    """How many kernels its grading started warm and fresh (said in the summary, not recorded)."""
 
 
 class GradeError(RuntimeError):
@@ -123,6 +125,9 @@ def outcomes_summary(outcomes: Sequence[HandInOutcome]) -> str:
     """Counts by status, then every student that was not graded, with the reason."""
     counts = {s: sum(o.status == s for o in outcomes) for s in (GRADED, FAILED, SKIPPED)}
     lines = [", ".join(f"{n} {s}" for s, n in counts.items())]
+    warm, fresh = (sum(o.kernels[i] for o in outcomes) for i in (0, 1))
+    if warm or fresh:
+        lines[0] += f"; kernels: {warm} forked warm, {fresh} started fresh"
     lines += [
         f"  {o.student_id}: {o.status}: {o.reason}"
         for o in outcomes

@@ -96,7 +96,8 @@ class Workspace:
         else:
             reason = "" if success else failure_reason(log)
         files = pack(autograded_folder(self.root, assignment, student_id)) if success else {}
-        graded = Graded(student_id, success, seconds, reason, log, devices)
+        kernels = tuple(warm_kernels.counts().values())
+        graded = Graded(student_id, success, seconds, reason, log, devices, kernels)
         return GradedParcel(graded, files, worker)
 
     def remove(self) -> None:

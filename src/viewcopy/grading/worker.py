@@ -49,6 +49,8 @@ class Graded:
     log: str
     devices: tuple[str, ...] = ()
     """The devices the grading process had: the hidden tests ran on each."""
+    kernels: tuple[int, int] = (0, 0)
+    """How many of its kernels started warm (forked) and fresh."""
 
 
 def gradebook_url(url: str, busy_timeout: int = 300) -> str:
@@ -223,6 +225,7 @@ def serve(
                 "" if result["success"] else failure_reason(log),
                 log,
                 devices,
+                tuple(warm_kernels.counts().values()),
             )
         )
     warm_kernels.stop()

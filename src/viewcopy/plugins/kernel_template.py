@@ -39,7 +39,7 @@ READY = "ready"
 class KernelRequest:
     """One kernel to fork: into the sandbox whose first process is `sandbox_pid` (bwrap's
     child-pid), its `cgroups`, its `rlimits` (prlimit's names), its whole `env`, its working copy
-    `cwd`, with ipykernel's `argv` (what follows `python -m ipykernel_launcher`)."""
+    `cwd`, with ipykernel's `argv` (what follows `python -m ipykernel_launcher`), as `uid`."""
 
     sandbox_pid: int
     cgroups: tuple[str, ...]
@@ -47,6 +47,9 @@ class KernelRequest:
     env: dict[str, str]
     cwd: str
     argv: tuple[str, ...]
+    uid: int | None = None
+    """The host uid the kernel becomes (a root grader's); None where the sandbox's user
+    namespace already maps its user."""
 
     def line(self) -> bytes:
         return (json.dumps(asdict(self)) + "\n").encode()
@@ -124,7 +127,9 @@ def _enter_sandbox(request: KernelRequest, status: int, folders: tuple[str, ...]
         _close_all_but(status)
         for folder in request.cgroups:
             Path(folder, "cgroup.procs").write_text(str(os.getpid()))
+        host = (os.stat("/"), os.stat(request.cwd))
         namespaces.join(request.sandbox_pid)
+        _check_inside(*host, request)
         kernel = os.fork()
         if kernel == 0:
             _become_kernel(request, status, folders)
@@ -137,6 +142,17 @@ def _enter_sandbox(request: KernelRequest, status: int, folders: tuple[str, ...]
             os.write(status, f"error: {type(exc).__name__}: {exc}\n".encode())
     finally:
         os._exit(code)
+
+
+def _check_inside(host_root: os.stat_result, host_copy: os.stat_result, request) -> None:
+    """Refuse to go on outside a complete sandbox: its root must not be the host's, and its
+    working copy must be the sandbox's own tmpfs, not the host's folder."""
+    root = os.stat("/")
+    if (root.st_dev, root.st_ino) == (host_root.st_dev, host_root.st_ino):
+        raise RuntimeError("the sandbox's root is the host's: it was not built")
+    copy = os.stat(request.cwd) if os.path.isdir(request.cwd) else host_copy
+    if (copy.st_dev, copy.st_ino) == (host_copy.st_dev, host_copy.st_ino):
+        raise RuntimeError("the sandbox has no working copy of its own yet")
 
 
 def _close_all_but(kept: int) -> None:
@@ -154,7 +170,9 @@ def _become_kernel(request: KernelRequest, status: int, folders: tuple[str, ...]
     os.close(stdin)
     for name, value in request.rlimits.items():
         resource.setrlimit(getattr(resource, f"RLIMIT_{name.upper()}"), (value, value))
-    namespaces.drop_privileges()
+    namespaces.drop_privileges(request.uid)
+    if request.uid is not None and (os.getuid(), os.geteuid()) != (request.uid, request.uid):
+        raise RuntimeError(f"the kernel is uid {os.getuid()}, not its own {request.uid}")
     os.chdir(request.cwd)
     os.environ.clear()
     os.environ.update(request.env)

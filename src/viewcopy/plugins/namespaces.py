@@ -28,7 +28,6 @@ PR_CAPBSET_DROP = 24
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 CAPABILITY_V3 = 0x20080522
-LAST_CAPABILITY = 63
 
 _libc = ctypes.CDLL(None, use_errno=True)
 
@@ -44,22 +43,22 @@ def _check(result: int, what: str) -> None:
 
 
 def join(pid: int) -> None:
-    """Join every namespace of process `pid` (a sandbox's first process). The pid namespace
-    applies to this process's children: fork once more to run inside it. The user namespace is
-    joined first where it owns the others (bubblewrap run unprivileged), last where it does not
-    (run as root: the others then belong to the initial user namespace, and joining them needs
-    the capabilities we hold there, which joining the user namespace gives up)."""
+    """Join every namespace of process `pid` (a sandbox's first process) that is not ours. The
+    pid namespace applies to this process's children: fork once more to run inside it. A root
+    grader's sandbox has no user namespace of its own (its kernel drops to a uid instead); an
+    unprivileged grader's has, and it owns the others: it is joined first."""
     handles = {
         name: os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY)
         for name in NAMESPACES
         if os.readlink(f"/proc/self/ns/{name}") != os.readlink(f"/proc/{pid}/ns/{name}")
     }  # read before joining: once in its mount namespace, /proc is the sandbox's
-    if not {"user", "mnt", "pid"} <= handles.keys():
+    if not {"mnt", "pid"} <= handles.keys():
         raise SandboxJoinError(0, f"process {pid} is not in a sandbox of its own")
     try:
-        owns_others = _owner(handles["mnt"]) == os.fstat(handles["user"]).st_ino
         order = [name for name in handles if name != "user"]
-        order = ["user", *order] if owns_others else [*order, "user"]
+        if "user" in handles:  # first where it owns the others, else last (as it once was)
+            owns_others = _owner(handles["mnt"]) == os.fstat(handles["user"]).st_ino
+            order = ["user", *order] if owns_others else [*order, "user"]
         for name in order:
             if name == "user":
                 with contextlib.suppress(PermissionError):
@@ -90,13 +89,34 @@ class _Data(ctypes.Structure):
     ]
 
 
-def drop_privileges() -> None:
-    """Give up every capability (effective, permitted, inheritable, ambient, bounding) and the
-    right to gain any by exec (no_new_privs), as bubblewrap does for the process it starts."""
+def drop_privileges(uid: int | None = None) -> None:
+    """Become `uid` (uid and gid, no supplementary group) where given, and give up every
+    capability (effective, permitted, inheritable, ambient, the whole bounding set) and the right
+    to gain any by exec (no_new_privs), as `setpriv` and bubblewrap do for a fresh kernel.
+    SandboxJoinError when any of it fails: a kernel never runs with a privilege left."""
     _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "setting no_new_privs")
     _check(_libc.prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0), "clearing ambient")
-    for capability in range(LAST_CAPABILITY + 1):
-        if _libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0) != 0:
-            break  # past the last capability this kernel knows
+    for capability in range(last_capability() + 1):
+        _check(_libc.prctl(PR_CAPBSET_DROP, capability, 0, 0, 0), f"dropping cap {capability}")
+    if uid is not None:
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
     header, data = _Header(CAPABILITY_V3, 0), (_Data * 2)()
     _check(_libc.capset(ctypes.byref(header), data), "dropping capabilities")
+    if _bounding_set() != 0:
+        raise SandboxJoinError(0, "the capability bounding set is not empty")
+
+
+def last_capability() -> int:
+    """The highest capability this Linux knows."""
+    with open("/proc/sys/kernel/cap_last_cap") as known:
+        return int(known.read())
+
+
+def _bounding_set() -> int:
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("CapBnd:"):
+                return int(line.split()[1], 16)
+    raise SandboxJoinError(0, "the capability bounding set cannot be read")

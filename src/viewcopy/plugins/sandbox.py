@@ -2,10 +2,23 @@
 
 The kernel sees the Python environment and a few system folders read-only, and its working copy
 (the autograded folder's files, read-only, on a small private tmpfs it may write); nothing of the
-course (source/, other submissions, the gradebook) is mounted. It runs as an unprivileged user in
-its own user, pid, network, IPC and UTS namespaces (no network at all), under `prlimit` (CPU time,
-address space, file size) and, where the machine lets us create cgroups, a process-count and
-memory cgroup. The grader talks to it over Unix sockets in a folder mounted for that alone.
+course (source/, other submissions, the gradebook) is mounted, and nothing of the host is
+writable: every folder it may write is a tmpfs of its own, gone with the sandbox. It runs in its
+own pid, network, IPC, UTS and cgroup namespaces (no network at all), under `prlimit` (CPU time,
+address space, file size) and, where the machine lets us create cgroups, a process-count, memory
+and CPU cgroup.
+
+Who the kernel is on the host (`KernelUser`): a grader running as root never gives a hand-in uid
+0. bubblewrap then makes no user namespace (one would map the sandbox's user to root); it builds
+the sandbox as root and its command drops, with `setpriv`, to a host uid of the kernel's own,
+drawn from root's subordinate range (/etc/subuid, else SANDBOX_UIDS), which owns no file and no
+other process. A grader that is not root runs bubblewrap in a user namespace that maps the
+sandbox's user to the grader's own uid.
+
+The grader talks to the kernel over Unix sockets in a tmpfs inside the sandbox (SOCKETS), reached
+from outside through the sandbox's root (`/proc/<pid>/root`): no host folder holds them, no other
+host user can reach them, and they end with the sandbox. bubblewrap and everything in the sandbox
+start with the kernel's environment only: no variable of the grader's is there to read.
 """
 
 from __future__ import annotations
@@ -13,7 +26,9 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import random
 import shutil
+import stat
 import subprocess
 import sys
 import time
@@ -28,6 +43,16 @@ ETC = (
 )  # fmt: skip
 COURSE_DATA = ("source", "release", "submitted", "autograded", "feedback", "gradebook.db")
 NOBODY = "65534"
+"""The sandbox's user inside a user namespace (a grader that is not root)."""
+SANDBOX_UIDS = range(1_500_000_000, 1_500_000_000 + 65_536)
+"""Host uids a root grader's kernels run as where /etc/subuid gives root no range: far above
+every account's, owning no file."""
+SOCKETS = "/run/viewcopy-kernel"
+"""The kernel's sockets, inside its sandbox: a tmpfs of SOCKETS_BYTES that ends with it."""
+SOCKETS_BYTES = 1 * 2**20
+KEPT_CAPABILITIES = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+"""What bubblewrap keeps, as root, for `setpriv` to become the kernel's user: setting its uid and
+gid and dropping the bounding set. `setpriv` gives up all three before the kernel runs."""
 PASSED = ("LANG", "LC_ALL", "NBGRADER_EXECUTION", "VIEWCOPY_SCORING")
 """Environment variables a graded kernel keeps (besides CUDA's): locale, nbgrader's mode, and
 the course's scoring policy."""
@@ -62,14 +87,93 @@ def bwrap_problem() -> str | None:
     """Why bubblewrap cannot sandbox kernels here, or None when it can."""
     if shutil.which("bwrap") is None:
         return "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
-    trial = [
-        "bwrap", "--unshare-all", "--unshare-user", "--uid", NOBODY, "--gid", NOBODY,
-        "--ro-bind", "/", "/", "--", "true",
-    ]  # fmt: skip
-    done = subprocess.run(trial, capture_output=True, text=True)
+    user = KernelUser.for_this_grader()
+    if user.uid is not None and shutil.which("setpriv") is None:
+        return "setpriv is not installed (Debian/Ubuntu: apt-get install util-linux)"
+    trial = ["bwrap", *user.namespaces(), "--ro-bind", "/", "/", "--", *user.become(), "true"]
+    done = subprocess.run(trial, capture_output=True, text=True, env={"PATH": os.defpath})
     if done.returncode != 0:
         return f"bubblewrap cannot create namespaces here: {done.stderr.strip()}"
     return None
+
+
+@dataclass(frozen=True)
+class KernelUser:
+    """Who one kernel is on the host: `uid` (its gid the same) when the grader is root and drops
+    to it, None when a user namespace maps the sandbox's user to the grader's own uid."""
+
+    uid: int | None
+
+    @classmethod
+    def for_this_grader(cls) -> KernelUser:
+        """As root, a uid of the kernel's own from the sandbox range (none in use by a running
+        process, as far as /proc shows); otherwise the grader's own, through a user namespace."""
+        if os.geteuid() != 0:
+            return cls(None)
+        uids = sandbox_uids()
+        busy = _running_uids()
+        free = [uid for uid in random.sample(uids, min(64, len(uids))) if uid not in busy]
+        return cls(free[0] if free else random.choice(uids))
+
+    def namespaces(self) -> list[str]:
+        """bubblewrap's options for the namespaces: no user namespace when dropping to `uid`."""
+        isolated = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+        if self.uid is None:
+            return [*isolated, "--unshare-cgroup-try", "--unshare-user", "--uid", NOBODY,
+                    "--gid", NOBODY]  # fmt: skip
+        keep = [arg for cap in KEPT_CAPABILITIES for arg in ("--cap-add", cap)]
+        return [*isolated, "--unshare-cgroup-try", "--cap-drop", "ALL", *keep]
+
+    def become(self) -> list[str]:
+        """The command prefix, run inside the sandbox, that becomes the kernel's user with no
+        capability left (nothing when a user namespace already made it)."""
+        if self.uid is None:
+            return []
+        return [
+            "setpriv", f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
+            "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--",
+        ]  # fmt: skip
+
+    def holder(self) -> KernelUser:
+        """Who a warm kernel's holder runs as: another uid than the kernel's (nobody), so that
+        the kernel cannot signal it, where the grader is root; the same one otherwise."""
+        return KernelUser(int(NOBODY)) if self.uid is not None else self
+
+    def describe(self) -> str:
+        if self.uid is None:
+            return f"kernels run as your uid ({os.geteuid()}) in a user namespace"
+        uids = sandbox_uids()
+        return (
+            f"kernels never run as root: each drops to a host uid of its own "
+            f"({uids.start}-{uids.stop - 1}, {_uids_source()})"
+        )
+
+
+def sandbox_uids() -> range:
+    """Root's subordinate uids (/etc/subuid) where it has some, else SANDBOX_UIDS."""
+    try:
+        lines = Path("/etc/subuid").read_text().splitlines()
+    except OSError:
+        lines = []
+    for line in lines:
+        name, _, rest = line.partition(":")
+        start, _, count = rest.partition(":")
+        if name in ("root", "0") and start.isdigit() and count.isdigit() and int(count) > 0:
+            return range(int(start), int(start) + int(count))
+    return SANDBOX_UIDS
+
+
+def _uids_source() -> str:
+    return "root's in /etc/subuid" if sandbox_uids() != SANDBOX_UIDS else "owning no file"
+
+
+def _running_uids() -> set[int]:
+    uids = set()
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError):
+                uids.add(entry.stat().st_uid)
+    return uids
 
 
 def readable_paths(course: Path) -> list[str]:
@@ -191,7 +295,8 @@ class Cgroups:
 
 
 def kernel_environment(limits: Limits) -> dict[str, str]:
-    """The whole environment a graded kernel sees (nothing else of the grader's passes)."""
+    """The whole environment a graded kernel sees, and bubblewrap and every process of its
+    sandbox start with (nothing else of the grader's passes)."""
     env = {"HOME": "/tmp", "PATH": os.environ["PATH"]}
     for key, value in os.environ.items():
         if key in PASSED or key.startswith(("CUDA_", "NVIDIA_")):
@@ -201,12 +306,31 @@ def kernel_environment(limits: Limits) -> dict[str, str]:
     return env
 
 
-def resource_limits(limits: Limits) -> dict[str, int]:
-    """The rlimits a graded kernel runs under, by prlimit's names (`resource.RLIMIT_<NAME>`)."""
+def resource_limits(limits: Limits, user: KernelUser, cgroups: set[str]) -> dict[str, int]:
+    """The rlimits a graded kernel runs under, by prlimit's names (`resource.RLIMIT_<NAME>`).
+    With a memory cgroup the address space may reach twice the memory (torch maps more than it
+    touches); without one it is the memory limit itself. A kernel with a uid of its own is held to
+    its process count by RLIMIT_NPROC too (it counts that uid's processes: only the kernel's)."""
     chosen = {"cpu": limits.cpu_s, "fsize": limits.file_bytes, "core": 0}
     if not _has_gpu():
-        chosen["as"] = limits.memory_bytes * 2
+        chosen["as"] = limits.memory_bytes * (2 if "memory" in cgroups else 1)
+    if user.uid is not None:
+        chosen["nproc"] = limits.processes
     return chosen
+
+
+@dataclass
+class SandboxCommand:
+    """A kernel's command wrapped in prlimit and bubblewrap, and the files bubblewrap reads from
+    inherited descriptors (`fds`: pass them to it, then `close`)."""
+
+    argv: list[str]
+    fds: tuple[int, ...] = ()
+
+    def close(self) -> None:
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
 
 
 def sandboxed(
@@ -214,39 +338,61 @@ def sandboxed(
     *,
     cwd: Path,
     connection_file: str,
-    sockets: str,
     readable,
     limits: Limits,
+    user: KernelUser,
+    rlimits: dict[str, int],
     info_fd: int | None = None,
-) -> list[str]:
-    """`command` (a kernel's argv) wrapped in prlimit and bwrap, for the working copy `cwd`; with
-    `info_fd`, bwrap writes the sandbox's first process there (JSON: `child-pid`)."""
+) -> SandboxCommand:
+    """`command` (a kernel's argv) wrapped in prlimit and bwrap, for the working copy `cwd`, run
+    as `user`; with `info_fd`, bwrap writes the sandbox's first process there (JSON:
+    `child-pid`). Symbolic links in the working copy are left out; a file of it that only its
+    owner may read is copied in (the kernel's user could not read it where it lies)."""
     binds: list[str] = []
+    fds: list[int] = []
     for link in (p for p in SYSTEM if os.path.islink(p)):  # /lib64 -> usr/lib64 on merged /usr
         binds += ["--symlink", os.readlink(link), link]
     for path in readable:
         binds += ["--ro-bind", path, path]
     for entry in sorted(cwd.iterdir()) if cwd.is_dir() else []:
-        binds += ["--ro-bind", str(entry), str(entry)]
+        mode = entry.lstat().st_mode
+        if stat.S_ISLNK(mode):
+            continue
+        if user.uid is not None and stat.S_ISREG(mode) and not mode & stat.S_IROTH:
+            fds.append(os.open(entry, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC))
+            binds += ["--perms", "0444", "--ro-bind-data", str(fds[-1]), str(entry)]
+        else:
+            binds += ["--ro-bind", str(entry), str(entry)]
     for device in sorted(Path("/dev").glob("nvidia*")):
         binds += ["--dev-bind", str(device), str(device)]
-    env = ["--clearenv"]
-    for key, value in kernel_environment(limits).items():
-        env += ["--setenv", key, value]
     info = ["--info-fd", str(info_fd)] if info_fd is not None else []
-    return [
-        "prlimit", *(f"--{name}={value}" for name, value in resource_limits(limits).items()),
+    scratch = ["--perms", "1777", "--size"]
+    argv = [
+        "prlimit", *(f"--{name}={value}" for name, value in rlimits.items()),
         "--",
-        "bwrap", "--unshare-all", "--unshare-user", "--uid", NOBODY, "--gid", NOBODY,
-        "--die-with-parent", "--proc", "/proc", "--dev", "/dev",
-        "--size", str(limits.scratch_bytes), "--tmpfs", "/tmp",
-        "--size", str(limits.scratch_bytes), "--tmpfs", str(cwd),
+        "bwrap", *user.namespaces(), "--die-with-parent", "--new-session",
+        "--proc", "/proc", "--dev", "/dev",
+        *scratch, str(limits.scratch_bytes), "--tmpfs", "/tmp",
+        *scratch, str(SOCKETS_BYTES), "--tmpfs", SOCKETS,
+        *_parents([*readable, str(cwd), connection_file]),
+        *scratch, str(limits.scratch_bytes), "--tmpfs", str(cwd),
         *binds,
         "--ro-bind", connection_file, connection_file,
-        "--bind", sockets, sockets,
-        *env, *info, "--chdir", str(cwd),
-        "--", *command,
+        "--unsetenv", "JPY_PARENT_PID",  # jupyter_client's: the kernel's parent is bwrap's init
+        *info, "--chdir", str(cwd),
+        "--", *user.become(), *command,
     ]  # fmt: skip
+    return SandboxCommand(argv, tuple(fds))
+
+
+def _parents(paths: list[str]) -> list[str]:
+    """bubblewrap's options that make every folder above `paths` in the sandbox, readable by
+    all (bubblewrap would otherwise copy a host folder's mode: /root's 0700 hides Python)."""
+    above = {str(parent) for path in paths for parent in Path(path).parents} - {"/", "/tmp"}
+    made: list[str] = []
+    for folder in sorted(above, key=lambda f: (f.count("/"), f)):
+        made += ["--perms", "0755", "--dir", folder]
+    return made
 
 
 def _has_gpu() -> bool:
@@ -255,15 +401,29 @@ def _has_gpu() -> bool:
 
 
 def describe(limits: Limits) -> str:
-    """The line `viewcopy grade` prints: what isolates student code, and which limits hold."""
+    """The line `viewcopy grade` prints: what isolates student code, as whom, and which limits
+    hold (a limit that does not is named, never left out)."""
     limited = Cgroups.enforceable(limits)
-    enforced = (
-        "cores, processes and memory by cgroup"
-        if {"pids", "memory", "cpu"} <= limited
-        else f"cgroups here limit only {', '.join(sorted(limited)) or 'nothing'}; "
-        "memory falls back to an address-space limit"
+    user = KernelUser.for_this_grader()
+    held = ["CPU time", "file size"]
+    missing = []
+    held.append("cores by cgroup") if "cpu" in limited else missing.append("cores")
+    if "pids" in limited:
+        held.append("processes by cgroup")
+    elif user.uid is not None:
+        held.append("processes by RLIMIT_NPROC")
+    else:
+        missing.append("processes")
+    if _has_gpu():
+        held.append("memory by cgroup") if "memory" in limited else missing.append("memory")
+    else:
+        held.append("memory by cgroup" if "memory" in limited else "memory by address space")
+    enforced = "; ".join(
+        [f"enforced: {', '.join(held)}"]
+        + [f"NOT enforced here (no cgroup): {', '.join(missing)}"] * bool(missing)
     )
     return (
-        "sandbox: bubblewrap (own working copy, Python read-only, no network, no course files); "
+        "sandbox: bubblewrap (own working copy, Python read-only, no network, no course files, "
+        f"nothing of the host writable); {user.describe()}; "
         f"limits: {limits.describe()} ({enforced})"
     )

@@ -4,8 +4,10 @@ once, and how a sandboxed kernel is forked from it instead of started fresh.
 The worker starts the template beside nbgrader (`start`); SandboxedKernelManager asks `active()`
 for it at every kernel start. The sandbox is built by bubblewrap exactly as for a fresh kernel,
 around a small holder process that lives as long as the kernel does (so jupyter_client's process
-is the sandbox, as before); the template's child joins it. Where no template can serve (not Linux,
-a CUDA device to grade, the template failed), kernels start fresh, and the worker says why once.
+is the sandbox, as before); the template's child joins it once the holder says the sandbox is
+built. Where no template can serve (not Linux, a CUDA device to grade, the template ended),
+kernels start fresh, and the worker says why once; a single fork that fails is retried, then that
+kernel alone starts fresh. The worker counts how each of its kernels started (`counts`).
 """
 
 from __future__ import annotations
@@ -26,9 +28,11 @@ from traitlets.config import Configurable
 from viewcopy.plugins.kernel_template import READY, KernelRequest
 from viewcopy.plugins.sandbox import Limits, kernel_environment
 
-HOLDER = [
-    sys.executable, "-I", "-S", "-c",
-    "import os, select, time\n"
+HOLDER = (
+    "import os, select, sys, time\n"
+    "ready = int(sys.argv[1])\n"
+    "os.write(ready, b'ready\\n')\n"
+    "os.close(ready)\n"
     "me = os.getpid()\n"
     "while not (kernels := sorted(int(p) for p in os.listdir('/proc')\n"
     "                             if p.isdigit() and int(p) not in (1, me))):\n"
@@ -36,9 +40,10 @@ HOLDER = [
     "try:\n"
     "    select.select([os.pidfd_open(kernels[0])], [], [])\n"
     "except ProcessLookupError:\n"
-    "    pass\n",
-]  # fmt: skip
-"""The sandbox's own process: waits for the first process to join it (the kernel), then for that
+    "    pass\n"
+)  # fmt: skip
+"""The sandbox's own process: says on its fd that the sandbox is built (bubblewrap starts it only
+once every mount is in place), waits for the first process to join it (the kernel), then for that
 one's end, and ends the sandbox with it (as a fresh kernel's end does)."""
 LAUNCHER = ("-m", "ipykernel_launcher")
 TEMPLATE_HOMES = Path("/tmp")
@@ -97,6 +102,10 @@ class KernelTemplate:
             raise TemplateError(answer["error"])
         return answer["pid"]
 
+    def alive(self) -> bool:
+        """Whether the template process still runs (a fork may fail while it does)."""
+        return self.process.poll() is None
+
     def _answer(self) -> str:
         try:
             return self.channel.readline().decode().strip()
@@ -114,6 +123,27 @@ class KernelTemplate:
 
 
 _active: KernelTemplate | None = None
+_counts = {"warm": 0, "fresh": 0}
+_said: set[str] = set()
+
+
+def count(how: str) -> None:
+    """Count one kernel of this process started `how` ("warm" or "fresh")."""
+    _counts[how] += 1
+
+
+def counts() -> dict[str, int]:
+    """How many of this process's kernels started warm and fresh since the last call."""
+    taken = dict(_counts)
+    _counts.update(warm=0, fresh=0)
+    return taken
+
+
+def say_once(message: str) -> None:
+    """Say `message` on the worker's stderr, the first time only."""
+    if message not in _said:
+        _said.add(message)
+        print(f"warm kernels: {message}", file=sys.stderr, flush=True)
 
 
 def warm_problem(devices: Sequence[str], config=None) -> str | None:
@@ -203,6 +233,19 @@ def ipykernel_argv(kernel_cmd: Sequence[str]) -> list[str] | None:
         os.path.realpath(sys.executable)
     )
     return command[3:] if same else None
+
+
+def holder(ready: int) -> list[str]:
+    """The holder's command, saying on the inherited fd `ready` that the sandbox is built."""
+    return [sys.executable, "-I", "-S", "-c", HOLDER, str(ready)]
+
+
+def wait_until_built(ready: int) -> None:
+    """Return once the holder says the sandbox is built: bubblewrap reports the sandbox's first
+    process before its mounts are in place, and a kernel that joined it then could see the
+    grader's own files. TemplateError when the holder ended without saying so."""
+    if os.read(ready, 16) != b"ready\n":
+        raise TemplateError("the sandbox's holder ended before the sandbox was built")
 
 
 def read_child_pid(info: int) -> int:
