@@ -30,6 +30,11 @@ def test_readable_paths_never_hold_course_data(tmp_path):
             assert data != path and path not in data.parents, f"{path} exposes {data}"
 
 
+SECRET = f"grader-secret-{os.urandom(8).hex()}"
+"""Planted in the grader's environment while the kernels start: no process in a sandbox may
+hold it."""
+
+
 @pytest.fixture(scope="module", params=["fresh", "forked"])
 def sandboxed_kernel(request, tmp_path_factory):
     """A kernel started the way graded kernels are, in a working copy beside a course: fresh in
@@ -45,6 +50,7 @@ def sandboxed_kernel(request, tmp_path_factory):
     copy = course / "autograded" / "student" / "lab"
     copy.mkdir(parents=True)
     (copy / "lab.ipynb").write_text("the submission")
+    os.environ["VIEWCOPY_PLANTED_SECRET"] = SECRET
     if request.param == "forked":
         assert warm_kernels.start(LIMITS, ["cpu"]) is None
     try:
@@ -56,6 +62,7 @@ def sandboxed_kernel(request, tmp_path_factory):
             yield run, course, copy
     finally:
         warm_kernels.stop()
+        os.environ.pop("VIEWCOPY_PLANTED_SECRET")
 
 
 def test_the_course_is_invisible_and_the_copy_is_read_only(sandboxed_kernel):
@@ -118,3 +125,107 @@ def test_torch_runs_as_many_threads_as_the_kernel_has_cores(sandboxed_kernel):
     run, _, _ = sandboxed_kernel
     granted = os.environ.get("OMP_NUM_THREADS", str(max(1, math.ceil(LIMITS.cpus))))
     assert run("import json, torch; print(json.dumps(torch.get_num_threads()))") == int(granted)
+
+
+PLANT = """
+import json, os, shutil, stat
+marker = MARKER
+planted, walls = [], 0
+for folder, dirs, _ in os.walk("/"):
+    if folder.startswith(("/proc", "/sys", "/dev")):
+        dirs.clear()
+        continue
+    try:
+        target = os.path.join(folder, marker)
+        shutil.copy("/usr/bin/id", target)
+        os.chmod(target, 0o4755)
+        planted.append(target)
+    except OSError:
+        walls += 1
+print(json.dumps([planted, walls]))
+"""
+
+
+def test_nothing_a_kernel_writes_lands_on_the_host(sandboxed_kernel, tmp_path):
+    """A setuid copy of `id` planted in every folder the kernel can write: none of them is a
+    host folder, and nothing of it is found on the host, however the kernel ended."""
+    run, course, _ = sandboxed_kernel
+    marker = f"planted-{os.urandom(6).hex()}"
+    planted, walls = run(PLANT.replace("MARKER", repr(marker)))
+    assert planted and walls, "the kernel writes its scratch only"
+    for path in planted:
+        assert not os.path.lexists(path), f"{path} reached the host"
+        mode = run(f"import json, os; print(json.dumps(os.stat({path!r}).st_mode))")
+        assert not mode & 0o4000 or _nosuid(run, path), f"{path} keeps its setuid bit"
+    for top in ("/tmp", str(course), "/run", "/var/tmp", "/dev/shm", os.path.expanduser("~")):
+        for folder, _, files in os.walk(top):
+            assert marker not in files, f"{folder} holds what the kernel planted"
+
+
+def _nosuid(run, path: str) -> bool:
+    """Whether `path` lies, in the kernel's sandbox, on a mount that ignores setuid bits."""
+    return run(
+        f"import json, os; print(json.dumps(bool(os.statvfs({path!r}).f_flag & os.ST_NOSUID)))"
+    )
+
+
+def test_no_secret_of_the_graders_is_in_the_sandbox(sandboxed_kernel):
+    """Every process's environment, command line and readable memory searched for a secret the
+    grader's environment held when the kernel started: not found, and pid 1 unreadable."""
+    run, _, _ = sandboxed_kernel
+    found = run(
+        """
+        import json, os, re
+        secret = os.environ.get("VIEWCOPY_PLANTED_SECRET", "") or SECRET
+        mine = {str(os.getpid())}
+        seen, refused = [], []
+        for pid in (p for p in os.listdir("/proc") if p.isdigit() and p not in mine):
+            for part in ("environ", "cmdline"):
+                try:
+                    if secret.encode() in open(f"/proc/{pid}/{part}", "rb").read():
+                        seen.append(f"{pid}/{part}")
+                except OSError:
+                    refused.append(f"{pid}/{part}")
+            try:
+                with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+                    for line in maps:
+                        start, end = (int(x, 16) for x in line.split()[0].split("-"))
+                        if "r" in line.split()[1] and end - start < 2**28:
+                            try:
+                                mem.seek(start)
+                                if secret.encode() in mem.read(end - start):
+                                    seen.append(f"{pid}/mem")
+                            except OSError:
+                                pass
+            except OSError:
+                refused.append(f"{pid}/mem")
+        print(json.dumps([seen, refused]))
+        """.replace("SECRET", repr(SECRET))
+    )
+    seen, refused = found
+    assert seen == []
+    assert "1/environ" in refused and "1/mem" in refused
+
+
+def test_a_kernel_signals_no_one_but_its_own(sandboxed_kernel):
+    """SIGKILL to every other pid the kernel sees: a root grader's sandbox init (root) and a warm
+    kernel's holder (another uid) refuse it, and the kernel goes on."""
+    run, _, _ = sandboxed_kernel
+    said = run(
+        """
+        import json, os, signal
+        refused = []
+        for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+            if pid != os.getpid():
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except PermissionError:
+                    refused.append(pid)
+                except ProcessLookupError:
+                    pass
+        print(json.dumps(sorted(refused)))
+        """
+    )
+    if os.geteuid() == 0:
+        assert 1 in said
+    assert run("import json; print(json.dumps('still here'))") == "still here"
