@@ -52,6 +52,7 @@ from pathlib import Path
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
+    LAB_IMPORTS,
     build_course,
     grade_id,
     read_grades,
@@ -60,7 +61,7 @@ from viewcopy.course.assignment import (
 )
 from viewcopy.demo.synthetic import hand_in_class, synthetic_class
 from viewcopy.grading.grade import GRADED, SANDBOXED, grade
-from viewcopy.plugins.sandbox import bwrap_problem
+from viewcopy.sandbox.bubblewrap import bwrap_problem
 
 REPO = Path(__file__).resolve().parents[1]
 FRESH = "\nc.WarmKernels.enabled = False  # benchmarks/grading.py: fresh kernels\n"
@@ -220,7 +221,7 @@ def profile_one(course: str, student: str, sandboxed: bool) -> list[tuple[str, f
     from viewcopy.engine.devices import available_devices
     from viewcopy.grading.record import in_flight
     from viewcopy.grading.worker import grade_one, load_api
-    from viewcopy.plugins import warm_kernels
+    from viewcopy.sandbox import warm_kernels
 
     if course not in _API:
         log = Path(course) / "profile.log"
@@ -233,7 +234,9 @@ def profile_one(course: str, student: str, sandboxed: bool) -> list[tuple[str, f
         os.environ.pop("NBGRADER_EXECUTION", None)
         limits = SANDBOXED if sandboxed else None
         if limits is not None:
-            warm_kernels.start(limits, available_devices(), course_config(Path(course)))
+            warm_kernels.start(
+                limits, available_devices(), course_config(Path(course)), LAB_IMPORTS
+            )
             warm_kernels.wait_ready()  # as a worker: its one-time start, not a hand-in's
         _API[course] = load_api(Path(course), limits, autograded=in_flight(ASSIGNMENT))
         _instrument()

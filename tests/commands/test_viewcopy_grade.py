@@ -125,8 +125,8 @@ def _is_kernel(process: psutil.Process) -> bool:
     template's command line, as the template's grandchild)."""
     try:
         command = " ".join(process.cmdline())
-        if "viewcopy.plugins.kernel_template" in command:
-            return "viewcopy.plugins.kernel_template" in " ".join(
+        if "viewcopy.sandbox.kernel_template" in command:
+            return "viewcopy.sandbox.kernel_template" in " ".join(
                 process.parent().parent().cmdline()
             )
         return "ipykernel_launcher" in command

@@ -27,8 +27,8 @@ from viewcopy.exercise.scoring import BALANCED, CARD, PASS_MARK, PASS_SHARE, sco
 from viewcopy.grading.grade import SANDBOXED, grade
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.notebook import checks
-from viewcopy.plugins.sandbox import bwrap_problem
 from viewcopy.report.build import build_report
+from viewcopy.sandbox.bubblewrap import bwrap_problem
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 

@@ -37,9 +37,9 @@ from viewcopy.locking.client import LockServiceClient, ServiceRefused
 from viewcopy.locking.flow import write_lock
 from viewcopy.locking.record import LOCK_FILE, stored
 from viewcopy.locking.service import issue_token
-from viewcopy.plugins.sandbox import bwrap_problem
 from viewcopy.report.build import build_report
 from viewcopy.report.numbers import REFUSED
+from viewcopy.sandbox.bubblewrap import bwrap_problem
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox, pytest.mark.service]
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from viewcopy.demo.synthetic import Student, kernel_environment
-from viewcopy.plugins.sandbox import THREADS
+from viewcopy.sandbox.limits import THREADS
 
 
 def test_a_kernel_gets_its_share_of_threads_and_the_student_s_own_variables(monkeypatch):

@@ -26,8 +26,8 @@ from viewcopy.demo.synthetic import (
 from viewcopy.exercise.written import COMPUTED, ComputedSheet
 from viewcopy.grading.grade import SANDBOXED, grade
 from viewcopy.instructor.master import measured_predictions
-from viewcopy.plugins.sandbox import bwrap_problem
 from viewcopy.report.build import build_report
+from viewcopy.sandbox.bubblewrap import bwrap_problem
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 

@@ -23,7 +23,7 @@ from viewcopy.engine.devices import available_devices
 from viewcopy.grading.grade import GRADED, grade
 from viewcopy.grading.limits import GradingLimits, Limit, derive, master_run
 from viewcopy.grading.pool import SANDBOXED
-from viewcopy.plugins.warm_kernels import how_kernels_start
+from viewcopy.sandbox.warm_kernels import how_kernels_start
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 

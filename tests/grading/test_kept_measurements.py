@@ -27,8 +27,8 @@ from viewcopy.course.assignment import (
     submission_folder,
 )
 from viewcopy.grading.grade import GRADED, SANDBOXED, grade
-from viewcopy.plugins.sandbox import bwrap_problem
 from viewcopy.plugins.student_measurements import binds_nothing
+from viewcopy.sandbox.bubblewrap import bwrap_problem
 
 MARKED, HOSTILE = "marked", "hostile_measuring"
 """The perfect hand-in with a mark in every code cell's outputs; the typical one attacking

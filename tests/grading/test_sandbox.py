@@ -11,7 +11,10 @@ from support import kernels
 from support.kernels import outcome
 from support.sandboxing import assert_kernel_user, sandbox_or_skip
 
-from viewcopy.plugins.sandbox import COURSE_DATA, Cgroups, Limits, readable_paths
+from viewcopy.course.assignment import LAB_IMPORTS
+from viewcopy.sandbox.bubblewrap import COURSE_DATA, readable_paths
+from viewcopy.sandbox.cgroups import Cgroups
+from viewcopy.sandbox.limits import Limits
 
 pytestmark = [pytest.mark.sandbox]
 
@@ -40,7 +43,7 @@ def sandboxed_kernel(request, tmp_path_factory):
     """A kernel started the way graded kernels are, in a working copy beside a course: fresh in
     the sandbox, or forked into it from a worker's warm template (each test runs on both)."""
     sandbox_or_skip()
-    from viewcopy.plugins import warm_kernels
+    from viewcopy.sandbox import warm_kernels
 
     root = tmp_path_factory.mktemp("sandbox")
     course = root / "course"
@@ -52,7 +55,7 @@ def sandboxed_kernel(request, tmp_path_factory):
     (copy / "lab.ipynb").write_text("the submission")
     os.environ["VIEWCOPY_PLANTED_SECRET"] = SECRET
     if request.param == "forked":
-        assert warm_kernels.start(LIMITS, ["cpu"]) is None
+        assert warm_kernels.start(LIMITS, ["cpu"], imports=LAB_IMPORTS) is None
     try:
         warm_kernels.counts()
         with kernels.sandboxed_kernel(copy, course, LIMITS) as run:

@@ -1,4 +1,4 @@
-"""Kernels forked from a worker's warm template (viewcopy.plugins.warm_kernels): each one sees
+"""Kernels forked from a worker's warm template (viewcopy.sandbox.warm_kernels): each one sees
 exactly the sandbox a fresh kernel sees, nothing one student's kernel did reaches the next, a
 parallel op runs in a forked kernel (the libgomp trap), and where the template cannot serve the
 kernel starts fresh, said once. What every sandbox limit does to a forked kernel is in
@@ -17,9 +17,10 @@ from support import kernels
 from support.sandboxing import assert_kernel_user, sandbox_or_skip
 from traitlets.config import Config
 
-from viewcopy.plugins import warm_kernels
-from viewcopy.plugins.kernel_template import Template
-from viewcopy.plugins.sandbox import Limits
+from viewcopy.course.assignment import LAB_IMPORTS
+from viewcopy.sandbox import warm_kernels
+from viewcopy.sandbox.kernel_template import Template
+from viewcopy.sandbox.limits import Limits
 
 pytestmark = [pytest.mark.sandbox]
 
@@ -62,7 +63,7 @@ def course(tmp_path):
 
 @pytest.fixture
 def template():
-    assert warm_kernels.start(LIMITS, ["cpu"]) is None
+    assert warm_kernels.start(LIMITS, ["cpu"], imports=LAB_IMPORTS) is None
     yield warm_kernels.active()
     warm_kernels.stop()
 
@@ -71,7 +72,7 @@ def test_a_forked_kernel_sees_the_sandbox_a_fresh_one_sees(course):
     course, copy = course
     with kernels.sandboxed_kernel(copy, course, LIMITS) as run:
         fresh = run(FACTS)
-    assert warm_kernels.start(LIMITS, ["cpu"]) is None
+    assert warm_kernels.start(LIMITS, ["cpu"], imports=LAB_IMPORTS) is None
     try:
         with kernels.sandboxed_kernel(copy, course, LIMITS) as run:
             forked = run(FACTS)

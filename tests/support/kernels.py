@@ -9,7 +9,8 @@ import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from viewcopy.plugins.sandbox import Limits, readable_paths
+from viewcopy.sandbox.bubblewrap import readable_paths
+from viewcopy.sandbox.limits import Limits
 
 Run = Callable[[str], object]
 """Runs code in the kernel and returns what it printed, read as JSON."""
@@ -22,7 +23,7 @@ def sandboxed_kernel(copy: Path, course: Path, limits: Limits) -> Iterator[Run]:
     from jupyter_core.utils import run_sync
     from traitlets.config import Config
 
-    from viewcopy.plugins.sandboxed_kernel import SandboxedKernelManager
+    from viewcopy.sandbox.kernel_manager import SandboxedKernelManager
 
     config = Config()
     config.SandboxedKernelManager.readable = readable_paths(course)

@@ -11,7 +11,7 @@ def sandbox_or_skip(*, cgroups: bool = False) -> None:
     """Skip the calling module where kernels cannot be sandboxed (with `cgroups`: or where the
     sandbox cannot limit cores, processes and memory, which a fork bomb needs); fail it instead
     where VIEWCOPY_REQUIRE_SANDBOX=1 (CI), so the hostile corpus can never silently not run."""
-    from viewcopy.plugins.sandbox import Cgroups, Limits, bwrap_problem
+    from viewcopy.sandbox import Cgroups, Limits, bwrap_problem
 
     problem = bwrap_problem()
     if problem is None and cgroups:
@@ -28,7 +28,7 @@ def sandbox_or_skip(*, cgroups: bool = False) -> None:
 def assert_kernel_user(uid: int) -> None:
     """A kernel is never root: a root grader's runs as a uid of the sandbox range, any other's
     as the sandbox's user of its user namespace."""
-    from viewcopy.plugins.sandbox import NOBODY, sandbox_uids
+    from viewcopy.sandbox.users import NOBODY, sandbox_uids
 
     assert uid != 0
     if os.geteuid() == 0:

@@ -25,6 +25,8 @@ ASSIGNMENT = "view_or_copy"
 COURSE_ID = "view_or_copy"
 NOTEBOOK = "view_or_copy.ipynb"
 NOTEBOOK_ID = NOTEBOOK.removesuffix(".ipynb")
+LAB_IMPORTS = ("torch", "viewcopy.notebook", "viewcopy.explorer")
+"""What the notebook's setup cell imports: done once in each grading worker's kernel template."""
 
 PREDICTED_PARTS = (TWENTY, NEXT, PRODUCTION)
 """The parts a student predicts, locks and then sees measured, in the notebook's order."""

@@ -21,7 +21,7 @@ from viewcopy.course.assignment import (
 from viewcopy.demo.synthetic import Student, hand_in_class, synthetic_class
 from viewcopy.grading.grade import SANDBOXED, grade
 from viewcopy.grading.record import outcomes_summary
-from viewcopy.plugins.sandbox import bwrap_problem
+from viewcopy.sandbox.bubblewrap import bwrap_problem
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ from viewcopy.instructor.master import (
     measured_predictions,
 )
 from viewcopy.locking.file import read_lock
-from viewcopy.plugins.sandbox import THREADS
+from viewcopy.sandbox.limits import THREADS
 
 OPPOSITE = {"view": "copy", "copy": "view"}
 MEMORY = "the same as in the lecture's answers"

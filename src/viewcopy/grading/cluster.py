@@ -40,8 +40,8 @@ from viewcopy.grading.record import (
 from viewcopy.grading.remote import grade_hand_in, inspect_worker
 from viewcopy.grading.task import CourseParcel, GradedParcel, HandInParcel, pack, unpack
 from viewcopy.grading.worker import gradebook_url as waiting_url
-from viewcopy.plugins.sandbox import Limits
-from viewcopy.plugins.warm_kernels import how_kernels_start
+from viewcopy.sandbox.limits import Limits
+from viewcopy.sandbox.warm_kernels import how_kernels_start
 
 CONNECT_S = 30
 """How long to wait for the scheduler, and then for a first worker."""

@@ -54,8 +54,10 @@ from viewcopy.grading.record import (
     write_record,
 )
 from viewcopy.grading.worker import STOP, Graded, kill_tree, serve
-from viewcopy.plugins import warm_kernels
-from viewcopy.plugins.sandbox import Cgroups, Limits, bwrap_problem, describe
+from viewcopy.sandbox import warm_kernels
+from viewcopy.sandbox.bubblewrap import bwrap_problem, describe
+from viewcopy.sandbox.cgroups import Cgroups
+from viewcopy.sandbox.limits import Limits
 
 LOCAL = "local"
 

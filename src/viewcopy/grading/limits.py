@@ -44,7 +44,8 @@ from pathlib import Path
 
 from viewcopy.course.assignment import NOTEBOOK, course_config
 from viewcopy.grading.record import GradeError
-from viewcopy.plugins.sandbox import Limits, bwrap_problem, readable_paths
+from viewcopy.sandbox.bubblewrap import bwrap_problem, readable_paths
+from viewcopy.sandbox.limits import Limits
 
 CELL_FACTOR, CELL_FLOOR_S = 20, 60
 HAND_IN_FACTOR, HAND_IN_FLOOR_S = 20, 180
@@ -244,7 +245,7 @@ def _kernel_manager(course: Path, sandbox: Limits | None, kernel: str):
         from jupyter_client.manager import AsyncKernelManager
 
         return AsyncKernelManager(kernel_name=kernel)
-    from viewcopy.plugins.sandboxed_kernel import SandboxedKernelManager
+    from viewcopy.sandbox.kernel_manager import SandboxedKernelManager
 
     return SandboxedKernelManager(
         kernel_name=kernel, readable=readable_paths(course), limits=dict(sandbox.__dict__)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from viewcopy.grading.record import INTERRUPTED, GradeError, HandInOutcome
-from viewcopy.plugins.sandbox import Limits
+from viewcopy.sandbox.limits import Limits
 
 SANDBOXED = Limits()
 """The sandbox's default limits; a run with `sandbox=None` grades with the instructor's rights."""

@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from viewcopy.course.assignment import course_config
+from viewcopy.course.assignment import LAB_IMPORTS, course_config
 from viewcopy.course.gradebook_rows import import_rows
 from viewcopy.engine.devices import available_devices
 from viewcopy.grading.limits import past_limit
@@ -26,8 +26,8 @@ from viewcopy.grading.pool import STOPPED
 from viewcopy.grading.record import autograded_folder
 from viewcopy.grading.task import CourseParcel, GradedParcel, HandInParcel, pack, unpack
 from viewcopy.grading.worker import Graded, failure_reason, kill_tree, load_api
-from viewcopy.plugins import warm_kernels
-from viewcopy.plugins.sandbox import bwrap_problem, describe
+from viewcopy.sandbox import warm_kernels
+from viewcopy.sandbox.bubblewrap import bwrap_problem, describe
 
 _ONE_AT_A_TIME = threading.Lock()
 _WORKSPACES: dict[str, Workspace] = {}
@@ -60,7 +60,9 @@ class Workspace:
         self.gradebook = self.root / "gradebook.db"
         with _inside(self.root):
             if parcel.sandbox is not None:
-                warm_kernels.start(parcel.sandbox, available_devices(), course_config(self.root))
+                warm_kernels.start(
+                    parcel.sandbox, available_devices(), course_config(self.root), LAB_IMPORTS
+                )
             self.api = load_api(
                 self.root,
                 parcel.sandbox,

@@ -12,7 +12,7 @@ from pathlib import Path
 from viewcopy.course.gradebook_rows import AssignmentRows
 from viewcopy.grading.limits import Limit
 from viewcopy.grading.worker import Graded
-from viewcopy.plugins.sandbox import Limits
+from viewcopy.sandbox.limits import Limits
 
 Files = dict[str, tuple[int, bytes]]
 """A folder's files: relative path -> (mode, content)."""

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from viewcopy.course.assignment import course_config
+from viewcopy.course.assignment import LAB_IMPORTS, course_config
 from viewcopy.engine.devices import available_devices
 from viewcopy.grading.record import discard_partial, in_flight, publish
-from viewcopy.plugins import warm_kernels
-from viewcopy.plugins.sandbox import Limits
+from viewcopy.sandbox import warm_kernels
+from viewcopy.sandbox.limits import Limits
 
 STOP = None
 """Sent instead of a student id: the worker exits."""
@@ -204,7 +204,7 @@ def serve(
     os.environ.pop("NBGRADER_EXECUTION", None)
     devices = available_devices()
     if limits is not None:
-        cold = warm_kernels.start(limits, devices, course_config(Path(course)))
+        cold = warm_kernels.start(limits, devices, course_config(Path(course)), LAB_IMPORTS)
         if cold is not None:
             print(f"warm kernels: {cold}; a fresh kernel for each hand-in", file=sys.stderr)
     api = load_api(Path(course), limits, autograded=in_flight(assignment), cell_s=cell_s)

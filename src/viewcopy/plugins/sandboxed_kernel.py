@@ -1,151 +1,16 @@
-"""nbgrader's Execute with every kernel started in the sandbox (viewcopy.plugins.sandbox),
-reached over Unix sockets inside it: what `viewcopy grade` runs unless told --no-sandbox. Where
-the worker keeps a kernel template (viewcopy.plugins.warm_kernels), the kernel is forked from it
-into the sandbox instead of started fresh in it; a fork that fails is tried once more in a new
-sandbox, then that kernel starts fresh."""
+"""nbgrader's Execute with every kernel started in the sandbox (viewcopy.sandbox): what
+`viewcopy grade` runs unless told --no-sandbox."""
 
 from __future__ import annotations
 
-import asyncio
-import os
 from pathlib import Path
 
-from jupyter_client.manager import AsyncKernelManager
 from nbgrader.preprocessors import Execute
-from traitlets import Dict, List, Unicode, default
 
-from viewcopy.plugins import warm_kernels
-from viewcopy.plugins.kernel_template import KernelRequest
-from viewcopy.plugins.sandbox import (
-    SOCKETS,
-    Cgroups,
-    KernelUser,
-    Limits,
-    kernel_environment,
-    readable_paths,
-    resource_limits,
-    sandboxed,
-)
+from viewcopy.sandbox import Limits, readable_paths
+from viewcopy.sandbox.kernel_manager import SandboxedKernelManager
 
-INSIDE = f"{SOCKETS}/kernel"
-"""The kernel's sockets, as the kernel sees them (`<INSIDE>-<port>`)."""
-FORK_ATTEMPTS = 2
-"""A kernel is forked at most this often (each time into a new sandbox) before it starts fresh."""
-
-
-class SandboxedKernelManager(AsyncKernelManager):
-    """A kernel manager whose kernels start inside the sandbox, reached over Unix sockets that
-    live in it (`sandbox.SOCKETS`), through its root as the grader sees it."""
-
-    readable = List(Unicode(), help="folders mounted read-only").tag(config=True)
-    limits = Dict(help="Limits fields").tag(config=True)
-
-    @default("transport")
-    def _transport_default(self) -> str:
-        return "ipc"
-
-    @default("ip")
-    def _ip_default(self) -> str:
-        return INSIDE
-
-    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
-        limits = Limits(**self.limits)
-        self._cgroups = Cgroups(limits)
-        self._user = KernelUser.for_this_grader()
-        self.kernel_spec.interrupt_mode = "message"  # signals stop at bwrap's pid namespace
-        kw["env"] = kernel_environment(limits)  # bwrap and all it starts: nothing of the grader's
-        if self._user.uid is not None:  # the kernel reads it as its own user
-            os.chown(self.connection_file, self._user.uid, self._user.uid)
-        copy = Path(kw.get("cwd") or os.getcwd()).resolve()
-        template, argv = warm_kernels.active(), warm_kernels.ipykernel_argv(kernel_cmd)
-        for attempt in range(FORK_ATTEMPTS if template is not None and argv is not None else 0):
-            try:
-                await self._launch_forked(template, argv, copy, limits, **dict(kw))
-                warm_kernels.count("warm")
-                return
-            except warm_kernels.TemplateError as exc:
-                await self._end_sandbox()
-                if not template.alive():
-                    warm_kernels.give_up(str(exc))
-                    break
-                if attempt + 1 == FORK_ATTEMPTS:
-                    warm_kernels.say_once(f"a fork failed twice ({exc}); this kernel starts fresh")
-        sandbox_pid = await self._launch_sandboxed(kernel_cmd, copy, limits, **dict(kw))
-        self._reach(sandbox_pid)
-        warm_kernels.count("fresh")
-
-    async def _launch_sandboxed(
-        self, command: list[str], copy: Path, limits: Limits, as_user=None, **kw
-    ) -> int:
-        """`command` started in a new sandbox for the working copy `copy`, as `as_user` (by
-        default the kernel's user); the sandbox's first process (as the grader sees it)."""
-        info, theirs = os.pipe()
-        sandbox = sandboxed(
-            command,
-            cwd=copy,
-            connection_file=self.connection_file,
-            readable=self.readable,
-            limits=limits,
-            user=as_user or self._user,
-            rlimits=resource_limits(limits, self._user, self._cgroups.limited),
-            info_fd=theirs,
-        )
-        kw["pass_fds"] = (theirs, *sandbox.fds, *kw.get("pass_fds", ()))
-        try:
-            try:
-                await super()._async_launch_kernel(
-                    [*self._cgroups.enter_command(), *sandbox.argv], **kw
-                )
-            finally:
-                os.close(theirs)
-                sandbox.close()
-            return await asyncio.to_thread(warm_kernels.read_child_pid, info)
-        finally:
-            os.close(info)
-
-    async def _launch_forked(self, template, argv: list[str], copy: Path, limits: Limits, **kw):
-        """A new sandbox around the holder, and the kernel forked into it from `template` once
-        the holder says the sandbox is built (bubblewrap reports its first process before)."""
-        built, built_theirs = os.pipe()
-        try:
-            try:
-                kw["pass_fds"] = (built_theirs,)
-                holder = warm_kernels.holder(built_theirs)
-                sandbox_pid = await self._launch_sandboxed(
-                    holder, copy, limits, self._user.holder(), **kw
-                )
-            finally:
-                os.close(built_theirs)
-            await asyncio.to_thread(warm_kernels.wait_until_built, built)
-        finally:
-            os.close(built)
-        request = KernelRequest(
-            sandbox_pid=sandbox_pid,
-            cgroups=tuple(str(folder) for folder in self._cgroups.folders),
-            rlimits=resource_limits(limits, self._user, self._cgroups.limited),
-            env={**kernel_environment(limits), "PWD": str(copy)},  # as bwrap --chdir
-            cwd=str(copy),
-            argv=tuple(argv),
-            uid=self._user.uid,
-        )
-        await asyncio.to_thread(template.fork, request)
-        self._reach(sandbox_pid)
-
-    def _reach(self, sandbox_pid: int) -> None:
-        """Talk to the kernel through the sandbox's root, where its sockets are."""
-        self.ip = f"/proc/{sandbox_pid}/root{INSIDE}"
-
-    async def _end_sandbox(self) -> None:
-        """End a sandbox whose kernel could not be forked into it (the holder and all)."""
-        await self.provisioner.kill()
-        await self.provisioner.wait()
-        self.ip = INSIDE
-
-    async def _async_cleanup_resources(self, restart: bool = False) -> None:
-        await super()._async_cleanup_resources(restart=restart)
-        self.ip = INSIDE  # a restart writes a new connection file: the kernel's own path
-        if getattr(self, "_cgroups", None) is not None:
-            self._cgroups.remove()
+__all__ = ["SandboxedExecute", "SandboxedKernelManager", "sandbox_config"]
 
 
 class SandboxedExecute(Execute):

@@ -1,7 +1,7 @@
 """Linux primitives a warm kernel uses to step into a sandbox bubblewrap made: join its namespaces
 (setns), and give up what bubblewrap's own child gives up (capabilities, new privileges, groups).
 
-bubblewrap builds the sandbox exactly as for a fresh kernel (viewcopy.plugins.sandbox); a process
+bubblewrap builds the sandbox exactly as for a fresh kernel (viewcopy.sandbox); a process
 forked from the kernel template joins it here instead of being started in it.
 """
 

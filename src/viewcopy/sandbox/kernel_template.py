@@ -1,9 +1,9 @@
 """The kernel template: a process that has imported what every graded kernel imports (ipykernel,
 torch, the lab's package) and runs nothing else; each hand-in's kernel is forked from it.
 
-One template serves one grading worker (viewcopy.plugins.warm_kernels starts it and sends it
+One template serves one grading worker (viewcopy.sandbox.warm_kernels starts it and sends it
 requests). For each request it forks; the child moves into the hand-in's cgroups and joins the
-namespaces of the sandbox bubblewrap has just built for that hand-in (viewcopy.plugins.namespaces),
+namespaces of the sandbox bubblewrap has just built for that hand-in (viewcopy.sandbox.namespaces),
 then forks the kernel inside its pid namespace, which drops every privilege, takes the sandbox's
 rlimits, environment and working copy, and starts ipykernel as `python -m ipykernel_launcher`
 would. The child stays the kernel's parent: the kernel stays in the grader's process tree (so a
@@ -28,10 +28,10 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from viewcopy.plugins import namespaces
+from viewcopy.sandbox import namespaces
 
-WARM_IMPORTS = ("torch", "ipykernel.kernelapp", "viewcopy.notebook", "viewcopy.explorer")
-"""What the released notebook's setup cell imports, and the kernel itself."""
+KERNEL = "ipykernel.kernelapp"
+"""What every kernel imports; the worker names what else its kernels import (its lab's modules)."""
 READY = "ready"
 
 
@@ -63,8 +63,8 @@ class KernelRequest:
 class Template:
     """The imports done once, and the state they left, checked before every fork."""
 
-    def __init__(self):
-        for module in WARM_IMPORTS:
+    def __init__(self, imports: tuple[str, ...] = ()):
+        for module in (KERNEL, *imports):
             importlib.import_module(module)
         self.threads = _threads()
         self.folders = _made_folders()
@@ -89,9 +89,8 @@ class Template:
         raise RuntimeError(errors[0] if errors else "the forked kernel ended before it was ready")
 
     def _check_untouched(self) -> None:
-        import torch
-
-        if torch.cuda.is_initialized():
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():
             raise RuntimeError("CUDA was initialized in the template")
         if _threads() != self.threads:
             raise RuntimeError("the template started threads since its imports")
@@ -102,10 +101,12 @@ def _threads() -> int:
 
 
 def _made_folders() -> tuple[str, ...]:
-    """The folders the imports made in the template's HOME (matplotlib's config and cache), to
-    make again, empty, in each kernel's sandbox: matplotlib keeps the paths it chose at import."""
-    import matplotlib
-
+    """The folders the imports made in the template's HOME (matplotlib's config and cache, where
+    it was imported), to make again, empty, in each kernel's sandbox: matplotlib keeps the paths
+    it chose at import."""
+    matplotlib = sys.modules.get("matplotlib")
+    if matplotlib is None:
+        return ()
     home = os.environ["HOME"]
     folders = (matplotlib.get_configdir(), matplotlib.get_cachedir())
     return tuple(folder for folder in folders if folder.startswith(home + os.sep))
@@ -200,14 +201,14 @@ def _become_kernel(request: KernelRequest, status: int, folders: tuple[str, ...]
         os._exit(code)
 
 
-def main(control: int) -> None:
-    """Import, say ready on `control` (a socket to the worker), then fork a kernel for each
-    request line, answering its pid or the error; end when the worker closes it (or ends, even
+def main(control: int, imports: tuple[str, ...]) -> None:
+    """Import `imports`, say ready on `control` (a socket to the worker), then fork a kernel for
+    each request line, answering its pid or the error; end when the worker closes it (or ends, even
     killed outright: the socket then closes)."""
     if sys.path and sys.path[0] and Path(sys.path[0]) == Path.cwd():
         del sys.path[0]  # started with -m: as ipykernel_launcher, no working folder on the path
     channel = os.fdopen(control, "rb+", buffering=0)
-    template = Template()
+    template = Template(imports)
     channel.write(f"{READY}\n".encode())
     for line in iter(channel.readline, b""):
         try:
@@ -218,4 +219,4 @@ def main(control: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    main(int(sys.argv[1]), tuple(sys.argv[2:]))

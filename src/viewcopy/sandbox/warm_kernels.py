@@ -1,4 +1,4 @@
-"""Warm kernels: a grading worker's kernel template (viewcopy.plugins.kernel_template), started
+"""Warm kernels: a grading worker's kernel template (viewcopy.sandbox.kernel_template), started
 once, and how a sandboxed kernel is forked from it instead of started fresh.
 
 The worker starts the template beside nbgrader (`start`); SandboxedKernelManager asks `active()`
@@ -25,8 +25,8 @@ from pathlib import Path
 from traitlets import Bool
 from traitlets.config import Configurable
 
-from viewcopy.plugins.kernel_template import READY, KernelRequest
-from viewcopy.plugins.sandbox import Limits, kernel_environment
+from viewcopy.sandbox.kernel_template import READY, KernelRequest
+from viewcopy.sandbox.limits import Limits, kernel_environment
 
 HOLDER = (
     "import os, select, sys, time\n"
@@ -70,11 +70,12 @@ class TemplateError(Exception):
 class KernelTemplate:
     """The worker's side of one template process: started at once, ready when its imports are."""
 
-    def __init__(self, limits: Limits):
+    def __init__(self, limits: Limits, imports: Sequence[str] = ()):
         self.home = tempfile.mkdtemp(prefix=f"{HOME_PREFIX}{os.getpid()}-", dir=TEMPLATE_HOMES)
         ours, theirs = socket.socketpair()
+        template = [sys.executable, "-m", "viewcopy.sandbox.kernel_template"]
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "viewcopy.plugins.kernel_template", str(theirs.fileno())],
+            [*template, str(theirs.fileno()), *imports],
             pass_fds=(theirs.fileno(),),
             env={**kernel_environment(limits), "HOME": self.home},
             cwd="/",
@@ -164,19 +165,19 @@ def how_kernels_start(sandbox: Limits | None, devices: Sequence[str], config=Non
     problem = warm_problem(devices, config)
     if problem is not None:
         return f"kernels: a fresh one for each hand-in ({problem})"
-    return (
-        "kernels: forked from a template each worker keeps warm (torch and the lab imported once)"
-    )
+    return "kernels: forked from a template each worker keeps warm (the lab's imports done once)"
 
 
-def start(limits: Limits, devices: Sequence[str], config=None) -> str | None:
-    """Start this process's template for sandboxed kernels under `limits` (unless the course's
-    `config` says not to); why not, or None."""
+def start(
+    limits: Limits, devices: Sequence[str], config=None, imports: Sequence[str] = ()
+) -> str | None:
+    """Start this process's template for sandboxed kernels under `limits`, with `imports` done
+    once for every kernel (unless the course's `config` says not to); why not, or None."""
     global _active
     stop()
     problem = warm_problem(devices, config)
     if problem is None:
-        _active = KernelTemplate(limits)
+        _active = KernelTemplate(limits, imports)
     return problem
 
 
