@@ -7,12 +7,13 @@ their profiles earn, and nothing outside a submission's own copy may change.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import nbformat
 import pytest
 from support.course_notebook import ROOT
-from support.hostile_corpus import LIMIT_S
+from support.hostile_corpus import FORGED, LIMIT_S, PLANTED, SECRET
 from support.oracles import expected_scores, lock_of
 from support.payloads import STUDENT, as_scored, hostile_student, notebook_active_content
 from support.sandboxing import sandbox_or_skip
@@ -150,3 +151,52 @@ def test_a_hand_in_that_scripts_the_browser_earns_its_grades_and_is_kept_inert(g
         text = cell_text(notebook, table)
         assert "&lt;img src=x onerror=" in text and f"pwned_{place}" in text, table  # as text
     assert "application/javascript output removed by the grader" in shown
+
+
+def test_nothing_a_hand_in_plants_reaches_the_host(graded):
+    """A setuid copy of `id` in every folder the kernel could write: it wrote some (its own
+    tmpfs), and none of them is on the host."""
+    course, _, outcomes, _, _ = graded
+    assert outcomes["plants_on_host"].status == GRADED
+    text = cell_text(autograded(course, "plants_on_host"), "rules_after")
+    assert int(text.split("planted in")[1].split()[0]) > 0
+    for top in ("/tmp", str(course), "/run", "/var/tmp", "/dev/shm", str(Path.home())):
+        for folder, _, files in os.walk(top):
+            assert PLANTED not in files, f"{folder} holds what a hand-in planted"
+
+
+def test_no_secret_of_the_graders_reaches_a_hand_in(graded):
+    """The grader's environment held a secret while it graded: no process a hand-in could read
+    held it, and the sandbox's init refused to be read at all."""
+    course, _, outcomes, _, _ = graded
+    assert outcomes["reads_grader_secrets"].status == GRADED
+    text = cell_text(autograded(course, "reads_grader_secrets"), "rules_after")
+    assert "environ" in text and SECRET not in text
+    assert "1 environ refused" in text and "1 mem refused" in text
+    logs = course / "grade_logs" / ASSIGNMENT
+    assert not any(SECRET in log.read_text() for log in logs.glob("*.log"))
+
+
+def test_a_hand_in_cannot_write_the_graders_words_into_its_log(graded):
+    """Lines a kernel writes beneath ipykernel's streams reach the worker's log only as the
+    kernel's, with their escape sequences escaped."""
+    course, _, outcomes, _, _ = graded
+    assert outcomes["forges_log"].status == GRADED
+    logs = course / "grade_logs" / ASSIGNMENT
+    lines = [
+        line
+        for log in logs.glob("worker-*.log")
+        for line in log.read_text().splitlines()
+        if FORGED in line
+    ]
+    assert sorted(lines) == sorted([f"kernel | \\x1b[2K{FORGED}", f"kernel | {FORGED}"])
+
+
+def test_a_hand_in_that_signals_everyone_harms_no_one_else(graded):
+    """SIGKILL to every pid it sees: the sandbox's init refuses, no other hand-in's grading
+    moves (test_honest_grades_do_not_move), and its own is graded."""
+    course, _, outcomes, _, _ = graded
+    assert outcomes["signals_everyone"].status == GRADED
+    text = cell_text(autograded(course, "signals_everyone"), "rules_after")
+    assert "refused 1 PermissionError" in text
+    assert scores(course, "signals_everyone") == pytest.approx(unrun_perfect())

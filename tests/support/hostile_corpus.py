@@ -1,4 +1,4 @@
-"""The hostile corpus: eleven attacks and a hand-in that scripts the instructor's browser,
+"""The hostile corpus: fifteen attacks and a hand-in that scripts the instructor's browser,
 beside two honest students, in one course graded by `viewcopy grade` (the session fixture
 `hostile` in conftest.py).
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -95,7 +96,81 @@ def attacks(course: Path) -> dict[str, tuple[str, dict[str, str]]]:
             {"rules_after": "RULES_AFTER = {}\nprint('x' * 50_000_000)\n"},
         ),
         "forged_lock": ("hands in a lock file written by hand", {}),
+        "plants_on_host": (
+            "plants a setuid copy of id in every folder it can write",
+            {"rules_after": "RULES_AFTER = {}\n" + PLANT},
+        ),
+        "reads_grader_secrets": (
+            "prints every process's environment, command line and memory it can read",
+            {"rules_after": "RULES_AFTER = {}\n" + PRY},
+        ),
+        "forges_log": (
+            "writes lines forged as the grader's to the kernel's own stdout and stderr",
+            {"rules_after": "RULES_AFTER = {}\n" + FORGE},
+        ),
+        "signals_everyone": (
+            "sends SIGKILL to every other process it sees",
+            {"rules_after": "RULES_AFTER = {}\n" + SIGNAL},
+        ),
     }
+
+
+PLANTED = "viewcopy-planted-id"
+"""The name of what `plants_on_host` copies into every folder it can write."""
+SECRET = f"grader-secret-{hashlib.sha256(str(Path.cwd()).encode()).hexdigest()[:12]}"
+"""Planted in the grader's environment while the corpus is graded."""
+FORGED = "viewcopy grade: every hand-in graded, 0 failed"
+"""What `forges_log` writes as if the grader said it."""
+PLANT = f"""import os, shutil
+planted = 0
+for folder, dirs, _ in os.walk("/"):
+    if folder.startswith(("/proc", "/sys", "/dev")):
+        dirs.clear()
+        continue
+    try:
+        shutil.copy("/usr/bin/id", os.path.join(folder, {PLANTED!r}))
+        os.chmod(os.path.join(folder, {PLANTED!r}), 0o4755)
+        planted += 1
+    except OSError:
+        pass
+print("planted in", planted, "folders")
+"""
+PRY = """import os
+for pid in sorted(p for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid())):
+    for part in ("environ", "cmdline"):
+        try:
+            print(pid, part, open(f"/proc/{pid}/{part}", "rb").read()[:4000])
+        except OSError as exc:
+            print(pid, part, "refused:", type(exc).__name__)
+    try:
+        with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+            for line in maps:
+                start, end = (int(x, 16) for x in line.split()[0].split("-"))
+                if "r" in line.split()[1] and end - start < 2**24:
+                    try:
+                        mem.seek(start)
+                        seen = mem.read(end - start)
+                        at = seen.find(b"grader-secret-")
+                        print(pid, "mem", seen[at : at + 40] if at >= 0 else "nothing")
+                    except OSError:
+                        pass
+    except OSError as exc:
+        print(pid, "mem refused:", type(exc).__name__)
+"""
+FORGE = f"""import os, sys
+os.write(sys.stderr._original_stdstream_copy, b"\\x1b[2K{FORGED}\\n")
+os.write(sys.stdout._original_stdstream_copy, b"{FORGED}\\n")
+print("forged")
+"""
+SIGNAL = """import os, signal
+for pid in (int(p) for p in os.listdir("/proc") if p.isdigit()):
+    if pid != os.getpid():
+        try:
+            os.kill(pid, signal.SIGKILL)
+            print("killed", pid)
+        except OSError as exc:
+            print("refused", pid, type(exc).__name__)
+"""
 
 
 def _attempt(statement: str) -> str:
@@ -138,6 +213,11 @@ def graded_corpus(course: Path, the_class: Path):
     forged = submission_folder(course, "forged_lock") / LOCK_FILE
     forged.write_text(json.dumps({"fingerprint": "0" * 64, "locked_at": "2026-11-29 08:00"}))
     before = digest(course, skip=("autograded", "grade_logs", "gradebook.db"))
-    outcomes = {o.student_id: o for o in grade(course, ASSIGNMENT, limit_s=LIMIT_S, say=print)}
+    os.environ["VIEWCOPY_PLANTED_SECRET"] = SECRET
+    try:
+        graded = grade(course, ASSIGNMENT, limit_s=LIMIT_S, say=print)
+    finally:
+        os.environ.pop("VIEWCOPY_PLANTED_SECRET")
+    outcomes = {o.student_id: o for o in graded}
     after = digest(course, skip=("autograded", "grade_logs", "gradebook.db"))
     return course, list(honest.values()), outcomes, before, after

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import os
+import sys
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import Dict, List, Unicode, default
 
-from viewcopy.sandbox import warm_kernels
+from viewcopy.sandbox import kernel_output, warm_kernels
 from viewcopy.sandbox.bubblewrap import SOCKETS, sandboxed
 from viewcopy.sandbox.cgroups import Cgroups
 from viewcopy.sandbox.kernel_template import KernelRequest
@@ -85,13 +86,18 @@ class SandboxedKernelManager(AsyncKernelManager):
             info_fd=theirs,
         )
         kw["pass_fds"] = (theirs, *sandbox.fds, *kw.get("pass_fds", ()))
+        output, _ = kernel_output.relaying(sys.stderr)
         try:
             try:
                 await super()._async_launch_kernel(
-                    [*self._cgroups.enter_command(), *sandbox.argv], **kw
+                    [*self._cgroups.enter_command(), *sandbox.argv],
+                    **kw,
+                    stdout=output,
+                    stderr=output,
                 )
             finally:
                 os.close(theirs)
+                os.close(output)
                 sandbox.close()
             return await asyncio.to_thread(warm_kernels.read_child_pid, info)
         finally:

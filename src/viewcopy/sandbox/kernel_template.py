@@ -25,14 +25,17 @@ import json
 import os
 import resource
 import sys
+import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from viewcopy.sandbox import namespaces
+from viewcopy.sandbox import kernel_output, namespaces
 
 KERNEL = "ipykernel.kernelapp"
 """What every kernel imports; the worker names what else its kernels import (its lab's modules)."""
 READY = "ready"
+RELAY_WAIT_S = 2.0
+"""How long the kernel's parent waits, once the kernel has ended, for what it wrote last."""
 
 
 @dataclass(frozen=True)
@@ -131,12 +134,18 @@ def _enter_sandbox(request: KernelRequest, status: int, folders: tuple[str, ...]
         host = (os.stat("/"), os.stat(request.cwd))
         namespaces.join(request.sandbox_pid)
         _check_inside(*host, request)
+        output, said = os.pipe()
         kernel = os.fork()
         if kernel == 0:
-            _become_kernel(request, status, folders)
+            os.close(output)
+            _become_kernel(request, status, folders, said)
+        os.close(said)
+        relay = threading.Thread(target=kernel_output.relay, args=(output, sys.stderr))
+        relay.start()
         os.write(status, f"kernel {kernel}\n".encode())
         os.close(status)
         code = os.waitstatus_to_exitcode(os.waitpid(kernel, 0)[1])
+        relay.join(timeout=RELAY_WAIT_S)
         code = code if code >= 0 else 128 - code  # killed by a signal: as a shell says it
     except BaseException as exc:  # noqa: BLE001 (reported to the worker, which falls back)
         with contextlib.suppress(OSError):
@@ -162,13 +171,19 @@ def _close_all_but(kept: int) -> None:
     os.closerange(kept + 1, 1 << 20)
 
 
-def _become_kernel(request: KernelRequest, status: int, folders: tuple[str, ...]) -> None:
+def _become_kernel(
+    request: KernelRequest, status: int, folders: tuple[str, ...], output: int
+) -> None:
     """The kernel, inside the sandbox: what bubblewrap and prlimit give a fresh kernel, then
-    ipykernel. Never returns."""
+    ipykernel, with `output` (relayed as the kernel's words) as its stdout and stderr. Never
+    returns."""
     os.setsid()
     stdin = os.open("/dev/null", os.O_RDONLY)
     os.dup2(stdin, 0)
     os.close(stdin)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.close(output)
     for name, value in request.rlimits.items():
         resource.setrlimit(getattr(resource, f"RLIMIT_{name.upper()}"), (value, value))
     namespaces.drop_privileges(request.uid)
