@@ -232,4 +232,3 @@ def test_a_kernel_signals_no_one_but_its_own(sandboxed_kernel):
     if os.geteuid() == 0:
         assert 1 in said
     assert run("import json; print(json.dumps('still here'))") == "still here"
-

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from viewcopy.sandbox.cgroups import Cgroups
-from viewcopy.sandbox.limits import Limits, has_gpu
+from viewcopy.sandbox.limits import INNER, Limits, has_gpu
 from viewcopy.sandbox.users import KernelUser
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
@@ -133,8 +133,10 @@ def sandboxed(
         binds += ["--dev-bind", str(device), str(device)]
     info = ["--info-fd", str(info_fd)] if info_fd is not None else []
     scratch = ["--perms", "1777", "--size"]
+    outer = {name: value for name, value in rlimits.items() if name not in INNER}
+    inner = [f"--{name}={rlimits[name]}" for name in INNER if name in rlimits]
     argv = [
-        "prlimit", *(f"--{name}={value}" for name, value in rlimits.items()),
+        "prlimit", *(f"--{name}={value}" for name, value in outer.items()),
         "--",
         "bwrap", *user.namespaces(), "--die-with-parent", "--new-session",
         "--proc", "/proc", "--dev", "/dev",
@@ -146,7 +148,7 @@ def sandboxed(
         "--ro-bind", connection_file, connection_file,
         "--unsetenv", "JPY_PARENT_PID",  # jupyter_client's: the kernel's parent is bwrap's init
         *info, "--chdir", str(cwd),
-        "--", *user.become(), *command,
+        "--", *user.become(), *(["prlimit", *inner, "--"] if inner else []), *command,
     ]  # fmt: skip
     return SandboxCommand(argv, tuple(fds))
 
@@ -163,28 +165,26 @@ def _parents(paths: list[str]) -> list[str]:
 
 def describe(limits: Limits) -> str:
     """The line `viewcopy grade` prints: what isolates student code, as whom, and which limits
-    hold (a limit that does not is named, never left out)."""
+    hold and how (a limit that does not hold is named, never left out)."""
     limited = Cgroups.enforceable(limits)
-    user = KernelUser.for_this_grader()
-    held = ["CPU time", "file size"]
+    held = [
+        "CPU time",
+        "file size",
+        "processes by " + ("cgroup" if "pids" in limited else "rlimit"),
+    ]
     missing = []
     held.append("cores by cgroup") if "cpu" in limited else missing.append("cores")
-    if "pids" in limited:
-        held.append("processes by cgroup")
-    elif user.uid is not None:
-        held.append("processes by RLIMIT_NPROC")
+    if "memory" in limited:
+        held.append("memory by cgroup")
+    elif has_gpu():  # CUDA maps far more than it uses: no address-space limit
+        missing.append("memory")
     else:
-        missing.append("processes")
-    if has_gpu():
-        held.append("memory by cgroup") if "memory" in limited else missing.append("memory")
-    else:
-        held.append("memory by cgroup" if "memory" in limited else "memory by address space")
-    enforced = "; ".join(
-        [f"enforced: {', '.join(held)}"]
-        + [f"NOT enforced here (no cgroup): {', '.join(missing)}"] * bool(missing)
+        held.append("memory by address space")
+    enforced = f"enforced: {', '.join(held)}" + (
+        f"; NOT enforced here (no cgroup): {', '.join(missing)}" if missing else ""
     )
     return (
         "sandbox: bubblewrap (own working copy, Python read-only, no network, no course files, "
-        f"nothing of the host writable); {user.describe()}; "
+        f"nothing of the host writable); {KernelUser.for_this_grader().describe()}; "
         f"limits: {limits.describe()} ({enforced})"
     )

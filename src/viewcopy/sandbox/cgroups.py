@@ -1,4 +1,6 @@
-"""A cgroup per graded kernel in each hierarchy that limits processes, memory or CPU (v1 or v2)."""
+"""A cgroup per graded kernel in each hierarchy that limits processes, memory or CPU (v1 or v2):
+under the hierarchy's `viewcopy/` where the grader may create it (root), else under the grader's
+own cgroup where that was delegated to it (a systemd user slice, a container's)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,37 @@ from pathlib import Path
 
 from viewcopy.sandbox.limits import Limits
 
+CONTROLLERS = ("pids", "memory", "cpu")
+DELEGATED = "viewcopy-kernels"
+"""The folder for kernel cgroups made under the grader's own, delegated cgroup."""
+
+
+def parents(hierarchy: Path, controller: str) -> list[Path]:
+    """Where kernel cgroups may go in `hierarchy` (v1: the one of `controller`; v2: ""): root's
+    `viewcopy/`, then, where the grader was delegated a cgroup, below it: in v1 its own; in v2
+    the one above its own (v2 lets a cgroup with processes, the grader's, have no children with
+    controllers: a delegated v2 cgroup holds the grader in a leaf of its own)."""
+    found = [hierarchy / "viewcopy"]
+    own = own_cgroup(controller)
+    if own is None or own == "/":
+        return found
+    delegated = hierarchy / own.lstrip("/")
+    if not controller:
+        delegated = delegated.parent
+    if delegated != hierarchy and os.access(delegated, os.W_OK):
+        found.append(delegated / DELEGATED)
+    return found
+
+
+def own_cgroup(controller: str) -> str | None:
+    """This process's cgroup in the hierarchy of `controller` (v2: ""), from /proc/self/cgroup."""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if (controller in controllers.split(",")) if controller else not controllers:
+                return path
+    return None
+
 
 class Cgroups:
     """A cgroup for one kernel in each hierarchy that limits processes, memory or CPU (v1 or v2)."""
@@ -18,7 +51,7 @@ class Cgroups:
 
     def __init__(self, limits: Limits, root: Path = Path("/sys/fs/cgroup")):
         self.folders: list[Path] = []
-        name = f"viewcopy/{uuid.uuid4().hex[:12]}"
+        name = uuid.uuid4().hex[:12]
         quota = int(limits.cpus * self.PERIOD_US)
         if (root / "cgroup.controllers").is_file():  # unified (v2)
             values = {
@@ -26,7 +59,7 @@ class Cgroups:
                 "memory.max": limits.memory_bytes,
                 "cpu.max": f"{quota} {self.PERIOD_US}",
             }
-            self._make(root, name, values)
+            self._make(root, "", name, values)
             return
         v1 = {
             "pids": {"pids.max": limits.processes},
@@ -35,23 +68,25 @@ class Cgroups:
         }
         for controller, values in v1.items():
             if (root / controller).is_dir():
-                self._make(root / controller, name, values)
+                self._make(root / controller, controller, name, values)
 
-    def _make(self, hierarchy: Path, name: str, values: dict[str, object]) -> None:
-        folder = hierarchy / name
-        try:
-            if (hierarchy / "cgroup.controllers").is_file():
-                (hierarchy / "viewcopy").mkdir(exist_ok=True)
-                control = hierarchy / "viewcopy" / "cgroup.subtree_control"
-                control.write_text("+pids +memory +cpu")
-            folder.mkdir(parents=True)
-            for key, value in values.items():
-                (folder / key).write_text(str(value))
-        except OSError:
-            with contextlib.suppress(OSError):
-                folder.rmdir()
+    def _make(self, hierarchy: Path, controller: str, name: str, values: dict) -> None:
+        """The kernel's cgroup `name` in `hierarchy`, in the first parent that takes it."""
+        for parent in parents(hierarchy, controller):
+            folder = parent / name
+            try:
+                parent.mkdir(exist_ok=True)
+                if (hierarchy / "cgroup.controllers").is_file():
+                    (parent / "cgroup.subtree_control").write_text("+pids +memory +cpu")
+                folder.mkdir()
+                for key, value in values.items():
+                    (folder / key).write_text(str(value))
+            except OSError:
+                with contextlib.suppress(OSError):
+                    folder.rmdir()
+                continue
+            self.folders.append(folder)
             return
-        self.folders.append(folder)
 
     @property
     def limited(self) -> set[str]:
@@ -77,12 +112,12 @@ class Cgroups:
     @staticmethod
     def sweep(root: Path = Path("/sys/fs/cgroup")) -> None:
         """Remove every empty kernel cgroup left behind (one still in use refuses: EBUSY)."""
-        for hierarchy in (root, root / "pids", root / "memory", root / "cpu"):
-            parent = hierarchy / "viewcopy"
-            for folder in parent.iterdir() if parent.is_dir() else []:
-                if folder.is_dir():
-                    with contextlib.suppress(OSError):
-                        folder.rmdir()
+        for hierarchy, controller in ((root, ""), *((root / c, c) for c in CONTROLLERS)):
+            for parent in parents(hierarchy, controller):
+                for folder in parent.iterdir() if parent.is_dir() else []:
+                    if folder.is_dir():
+                        with contextlib.suppress(OSError):
+                            folder.rmdir()
 
     def remove(self, wait_s: float = 5.0) -> None:
         """Kill what is left in the cgroups and remove them, once the kernel has let go of

@@ -82,11 +82,11 @@ class SandboxedKernelManager(AsyncKernelManager):
             readable=self.readable,
             limits=limits,
             user=as_user or self._user,
-            rlimits=resource_limits(limits, self._user, self._cgroups.limited),
+            rlimits=resource_limits(limits, self._cgroups.limited),
             info_fd=theirs,
         )
         kw["pass_fds"] = (theirs, *sandbox.fds, *kw.get("pass_fds", ()))
-        output, _ = kernel_output.relaying(sys.stderr)
+        output = kernel_output.relaying(sys.stderr)
         try:
             try:
                 await super()._async_launch_kernel(
@@ -122,7 +122,7 @@ class SandboxedKernelManager(AsyncKernelManager):
         request = KernelRequest(
             sandbox_pid=sandbox_pid,
             cgroups=tuple(str(folder) for folder in self._cgroups.folders),
-            rlimits=resource_limits(limits, self._user, self._cgroups.limited),
+            rlimits=resource_limits(limits, self._cgroups.limited),
             env={**kernel_environment(limits), "PWD": str(copy)},  # as bwrap --chdir
             cwd=str(copy),
             argv=tuple(argv),

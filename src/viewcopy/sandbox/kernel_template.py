@@ -25,7 +25,6 @@ import json
 import os
 import resource
 import sys
-import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -34,8 +33,6 @@ from viewcopy.sandbox import kernel_output, namespaces
 KERNEL = "ipykernel.kernelapp"
 """What every kernel imports; the worker names what else its kernels import (its lab's modules)."""
 READY = "ready"
-RELAY_WAIT_S = 2.0
-"""How long the kernel's parent waits, once the kernel has ended, for what it wrote last."""
 
 
 @dataclass(frozen=True)
@@ -140,12 +137,10 @@ def _enter_sandbox(request: KernelRequest, status: int, folders: tuple[str, ...]
             os.close(output)
             _become_kernel(request, status, folders, said)
         os.close(said)
-        relay = threading.Thread(target=kernel_output.relay, args=(output, sys.stderr))
-        relay.start()
         os.write(status, f"kernel {kernel}\n".encode())
         os.close(status)
+        kernel_output.relay(output, sys.stderr, until=os.pidfd_open(kernel))
         code = os.waitstatus_to_exitcode(os.waitpid(kernel, 0)[1])
-        relay.join(timeout=RELAY_WAIT_S)
         code = code if code >= 0 else 128 - code  # killed by a signal: as a shell says it
     except BaseException as exc:  # noqa: BLE001 (reported to the worker, which falls back)
         with contextlib.suppress(OSError):

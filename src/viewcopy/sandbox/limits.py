@@ -8,8 +8,6 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from viewcopy.sandbox.users import KernelUser
-
 PASSED = ("LANG", "LC_ALL", "NBGRADER_EXECUTION", "VIEWCOPY_SCORING")
 """Environment variables a graded kernel keeps (besides CUDA's): locale, nbgrader's mode, and
 the course's scoring policy."""
@@ -52,17 +50,22 @@ def kernel_environment(limits: Limits) -> dict[str, str]:
     return env
 
 
-def resource_limits(limits: Limits, user: KernelUser, cgroups: set[str]) -> dict[str, int]:
+def resource_limits(limits: Limits, cgroups: set[str]) -> dict[str, int]:
     """The rlimits a graded kernel runs under, by prlimit's names (`resource.RLIMIT_<NAME>`).
     With a memory cgroup the address space may reach twice the memory (torch maps more than it
-    touches); without one it is the memory limit itself. A kernel with a uid of its own is held to
-    its process count by RLIMIT_NPROC too (it counts that uid's processes: only the kernel's)."""
+    touches); without one it is the memory limit itself. RLIMIT_NPROC holds the process count
+    with or without a pids cgroup: it counts the processes of the kernel's user in the kernel's
+    user namespace, which are the sandbox's own (`INNER`: set inside the sandbox)."""
     chosen = {"cpu": limits.cpu_s, "fsize": limits.file_bytes, "core": 0}
     if not has_gpu():
         chosen["as"] = limits.memory_bytes * (2 if "memory" in cgroups else 1)
-    if user.uid is not None:
-        chosen["nproc"] = limits.processes
+    chosen["nproc"] = limits.processes
     return chosen
+
+
+INNER = ("nproc",)
+"""The rlimits set inside the sandbox, as the kernel's user: outside, the grader's own processes
+would count against them."""
 
 
 def has_gpu() -> bool:

@@ -45,36 +45,35 @@ def _check(result: int, what: str) -> None:
 def join(pid: int) -> None:
     """Join every namespace of process `pid` (a sandbox's first process) that is not ours. The
     pid namespace applies to this process's children: fork once more to run inside it. A root
-    grader's sandbox has no user namespace of its own (its kernel drops to a uid instead); an
-    unprivileged grader's has, and it owns the others: it is joined first."""
+    grader's sandbox has no user namespace of its own (its kernel drops to a uid instead). An
+    unprivileged grader's has two: the one bubblewrap made first owns the others (joined first,
+    it gives the capabilities joining them needs), and the process runs in one nested in it
+    (joined last: bubblewrap maps the sandbox's user there, once /dev is mounted)."""
     handles = {
         name: os.open(f"/proc/{pid}/ns/{name}", os.O_RDONLY)
         for name in NAMESPACES
         if os.readlink(f"/proc/self/ns/{name}") != os.readlink(f"/proc/{pid}/ns/{name}")
     }  # read before joining: once in its mount namespace, /proc is the sandbox's
     if not {"mnt", "pid"} <= handles.keys():
+        for handle in handles.values():
+            os.close(handle)
         raise SandboxJoinError(0, f"process {pid} is not in a sandbox of its own")
+    owner = fcntl.ioctl(handles["mnt"], NS_GET_USERNS)
     try:
-        order = [name for name in handles if name != "user"]
-        if "user" in handles:  # first where it owns the others, else last (as it once was)
-            owns_others = _owner(handles["mnt"]) == os.fstat(handles["user"]).st_ino
-            order = ["user", *order] if owns_others else [*order, "user"]
-        for name in order:
+        steps = [(name, handles[name]) for name in handles if name != "user"]
+        if os.fstat(owner).st_ino != os.stat("/proc/self/ns/user").st_ino:
+            steps.insert(0, ("user", owner))
+        if "user" in handles and os.fstat(handles["user"]).st_ino != os.fstat(owner).st_ino:
+            steps.append(("user", handles["user"]))
+        for name, handle in steps:
             if name == "user":
                 with contextlib.suppress(PermissionError):
                     os.setgroups([])  # as bubblewrap's child: no supplementary groups
-            _check(_libc.setns(handles[name], NAMESPACES[name]), f"joining the {name} namespace")
-    finally:
-        for handle in handles.values():
-            os.close(handle)
-
-
-def _owner(handle: int) -> int:
-    owner = fcntl.ioctl(handle, NS_GET_USERNS)
-    try:
-        return os.fstat(owner).st_ino
+            _check(_libc.setns(handle, NAMESPACES[name]), f"joining the {name} namespace")
     finally:
         os.close(owner)
+        for handle in handles.values():
+            os.close(handle)
 
 
 class _Header(ctypes.Structure):
