@@ -408,6 +408,9 @@ def report(m: Measured) -> None:
     )
     graded = [sum(o.status == GRADED for o in outcomes) for _, outcomes in m.runs.values()]
     print(f"graded by each viewcopy grade run: {', '.join(map(str, graded))} of {n}")
+    for name, (_, outcomes) in m.runs.items():  # the figure a run really got, not the one asked
+        warm, fresh = (sum(o.kernels[i] for o in outcomes) for i in (0, 1))
+        print(f"  {name}: {warm} kernels forked warm, {fresh} started fresh")
     rows = [
         ("floor: kernel, import torch, shutdown", serial, serial),
         (f"floor, {jobs} at a time", parallel, parallel),
