@@ -12,9 +12,10 @@ from support.kernels import outcome
 from support.sandboxing import assert_kernel_user, sandbox_or_skip
 
 from viewcopy.course.assignment import LAB_IMPORTS
-from viewcopy.sandbox.bubblewrap import COURSE_DATA, readable_paths
+from viewcopy.sandbox.bubblewrap import COURSE_DATA, describe, readable_paths
 from viewcopy.sandbox.cgroups import Cgroups
 from viewcopy.sandbox.limits import Limits
+from viewcopy.sandbox.users import sandbox_uids
 
 pytestmark = [pytest.mark.sandbox]
 
@@ -53,6 +54,9 @@ def sandboxed_kernel(request, tmp_path_factory):
     copy = course / "autograded" / "student" / "lab"
     copy.mkdir(parents=True)
     (copy / "lab.ipynb").write_text("the submission")
+    (copy / "private.txt").write_text("only its owner may read it")
+    (copy / "private.txt").chmod(0o600)
+    (copy / "gradebook_link").symlink_to(course / "gradebook.db")
     os.environ["VIEWCOPY_PLANTED_SECRET"] = SECRET
     if request.param == "forked":
         assert warm_kernels.start(LIMITS, ["cpu"], imports=LAB_IMPORTS) is None
@@ -232,3 +236,26 @@ def test_a_kernel_signals_no_one_but_its_own(sandboxed_kernel):
     if os.geteuid() == 0:
         assert 1 in said
     assert run("import json; print(json.dumps('still here'))") == "still here"
+
+
+def test_a_hand_ins_own_files_are_readable_and_its_links_left_out(sandboxed_kernel):
+    """A file of the working copy only its owner may read is copied in for the kernel's user; a
+    symbolic link (to the gradebook, here) is not mounted at all."""
+    run, _, _ = sandboxed_kernel
+    read = "import json; print(json.dumps(open('private.txt').read()))"
+    assert run(read) == "only its owner may read it"
+    assert run(outcome("open('gradebook_link').read()")) == "FileNotFoundError"
+
+
+def test_the_first_line_says_who_kernels_run_as_and_what_holds():
+    said = describe(LIMITS)
+    uids = sandbox_uids()
+    if os.geteuid() == 0:
+        assert (
+            f"kernels never run as root: each drops to a host uid of its own ({uids.start}-" in said
+        )
+    limited = Cgroups.enforceable(LIMITS)
+    assert ("processes by cgroup" in said) == ("pids" in limited)
+    assert ("cores by cgroup" in said) == ("cpu" in limited)
+    assert ("memory by cgroup" in said) == ("memory" in limited)
+    assert ("NOT enforced" in said) == ("cpu" not in limited)
