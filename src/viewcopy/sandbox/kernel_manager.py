@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import uuid
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
@@ -22,8 +23,6 @@ from viewcopy.sandbox.kernel_template import KernelRequest
 from viewcopy.sandbox.limits import Limits, kernel_environment, resource_limits
 from viewcopy.sandbox.users import KernelUser
 
-INSIDE = f"{SOCKETS}/kernel"
-"""The kernel's sockets, as the kernel sees them (`<INSIDE>-<port>`)."""
 FORK_ATTEMPTS = 2
 """A kernel is forked at most this often (each time into a new sandbox) before it starts fresh."""
 
@@ -41,7 +40,8 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     @default("ip")
     def _ip_default(self) -> str:
-        return INSIDE
+        self._inside = f"{SOCKETS}/kernel-{uuid.uuid4().hex[:12]}"
+        return self._inside  # the kernel's sockets as it sees them: `<ip>-<port>`
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
         limits = Limits(**self.limits)
@@ -133,16 +133,19 @@ class SandboxedKernelManager(AsyncKernelManager):
 
     def _reach(self, sandbox_pid: int) -> None:
         """Talk to the kernel through the sandbox's root, where its sockets are."""
-        self.ip = f"/proc/{sandbox_pid}/root{INSIDE}"
+        self.ip = f"/proc/{sandbox_pid}/root{self._inside}"
 
     async def _end_sandbox(self) -> None:
         """End a sandbox whose kernel could not be forked into it (the holder and all)."""
         await self.provisioner.kill()
         await self.provisioner.wait()
-        self.ip = INSIDE
+        self.ip = self._inside
 
     async def _async_cleanup_resources(self, restart: bool = False) -> None:
+        # The kernel's own path again, before jupyter_client unlinks the sockets there (they
+        # ended with the sandbox; through /proc/<pid>/root, a reused pid would be another's)
+        # and before a restart writes a new connection file.
+        self.ip = self._inside
         await super()._async_cleanup_resources(restart=restart)
-        self.ip = INSIDE  # a restart writes a new connection file: the kernel's own path
         if getattr(self, "_cgroups", None) is not None:
             self._cgroups.remove()
