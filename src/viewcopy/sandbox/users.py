@@ -39,12 +39,11 @@ class KernelUser:
 
     def namespaces(self) -> list[str]:
         """bubblewrap's options for the namespaces: no user namespace when dropping to `uid`."""
-        isolated = ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts"]
+        isolated = [f"--unshare-{kind}" for kind in ("pid", "net", "ipc", "uts", "cgroup-try")]
         if self.uid is None:
-            return [*isolated, "--unshare-cgroup-try", "--unshare-user", "--uid", NOBODY,
-                    "--gid", NOBODY]  # fmt: skip
+            return [*isolated, "--unshare-user", "--uid", NOBODY, "--gid", NOBODY]
         keep = [arg for cap in KEPT_CAPABILITIES for arg in ("--cap-add", cap)]
-        return [*isolated, "--unshare-cgroup-try", "--cap-drop", "ALL", *keep]
+        return [*isolated, "--cap-drop", "ALL", *keep]
 
     def become(self) -> list[str]:
         """The command prefix, run inside the sandbox, that becomes the kernel's user with no
