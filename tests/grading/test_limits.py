@@ -126,3 +126,21 @@ def test_an_explicit_cell_limit_beside_a_derived_hand_in_limit(course):
 def test_a_grading_process_runs_each_cell_under_the_runs_cell_limit(course, monkeypatch):
     monkeypatch.chdir(course)
     assert load_api(course, None, cell_s=42).config.Execute.timeout == 42
+
+
+@pytest.mark.sandbox
+def test_the_master_is_measured_in_the_sandbox_as_hand_ins_run(course):
+    """With nothing kept (a new machine, a new course), the master runs once in the sandbox, its
+    output discarded, and the limits come from that run."""
+    from support.sandboxing import sandbox_or_skip
+
+    from viewcopy.grading.grade import SANDBOXED
+
+    sandbox_or_skip()
+    derived = grading_limits(
+        course, ASSIGNMENT, hand_in_s=None, cell_s=None, sandbox=SANDBOXED, cuda=False
+    )
+    kept = json.loads(kept_in_course(course, ASSIGNMENT).read_text())
+    assert kept["key"] == master_key(course, ASSIGNMENT, True)
+    assert 0 < kept["slowest_cell_s"] <= kept["total_s"] < KEPT.total_s
+    assert derived == derive(MasterRun(**kept), cuda=False)

@@ -86,18 +86,19 @@ class SandboxedKernelManager(AsyncKernelManager):
             info_fd=theirs,
         )
         kw["pass_fds"] = (theirs, *sandbox.fds, *kw.get("pass_fds", ()))
-        output = kernel_output.relaying(sys.stderr)
+        output = None
+        if "stdout" not in kw and "stderr" not in kw:  # else the caller chose where they go
+            output = kernel_output.relaying(sys.stderr)
+            kw.update(stdout=output, stderr=output)
         try:
             try:
                 await super()._async_launch_kernel(
-                    [*self._cgroups.enter_command(), *sandbox.argv],
-                    **kw,
-                    stdout=output,
-                    stderr=output,
+                    [*self._cgroups.enter_command(), *sandbox.argv], **kw
                 )
             finally:
                 os.close(theirs)
-                os.close(output)
+                if output is not None:
+                    os.close(output)
                 sandbox.close()
             return await asyncio.to_thread(warm_kernels.read_child_pid, info)
         finally:
