@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from support import kernels
+from support.hostile_corpus import SEARCH, SECRET_PREFIX, plant
 from support.kernels import outcome
 from support.sandboxing import assert_kernel_user, sandbox_or_skip
 
@@ -34,7 +35,7 @@ def test_readable_paths_never_hold_course_data(tmp_path):
             assert data != path and path not in data.parents, f"{path} exposes {data}"
 
 
-SECRET = f"grader-secret-{os.urandom(8).hex()}"
+SECRET = f"{SECRET_PREFIX}{os.urandom(8).hex()}"
 """Planted in the grader's environment while the kernels start: no process in a sandbox may
 hold it."""
 
@@ -134,31 +135,12 @@ def test_torch_runs_as_many_threads_as_the_kernel_has_cores(sandboxed_kernel):
     assert run("import json, torch; print(json.dumps(torch.get_num_threads()))") == int(granted)
 
 
-PLANT = """
-import json, os, shutil, stat
-marker = MARKER
-planted, walls = [], 0
-for folder, dirs, _ in os.walk("/"):
-    if folder.startswith(("/proc", "/sys", "/dev")):
-        dirs.clear()
-        continue
-    try:
-        target = os.path.join(folder, marker)
-        shutil.copy("/usr/bin/id", target)
-        os.chmod(target, 0o4755)
-        planted.append(target)
-    except OSError:
-        walls += 1
-print(json.dumps([planted, walls]))
-"""
-
-
 def test_nothing_a_kernel_writes_lands_on_the_host(sandboxed_kernel, tmp_path):
     """A setuid copy of `id` planted in every folder the kernel can write: none of them is a
     host folder, and nothing of it is found on the host, however the kernel ended."""
     run, course, _ = sandboxed_kernel
     marker = f"planted-{os.urandom(6).hex()}"
-    planted, walls = run(PLANT.replace("MARKER", repr(marker)))
+    planted, walls = run(plant(marker))
     assert planted and walls, "the kernel writes its scratch only"
     for path in planted:
         assert not os.path.lexists(path), f"{path} reached the host"
@@ -180,37 +162,8 @@ def test_no_secret_of_the_graders_is_in_the_sandbox(sandboxed_kernel):
     """Every process's environment, command line and readable memory searched for a secret the
     grader's environment held when the kernel started: not found, and pid 1 unreadable."""
     run, _, _ = sandboxed_kernel
-    found = run(
-        """
-        import json, os, re
-        secret = os.environ.get("VIEWCOPY_PLANTED_SECRET", "") or SECRET
-        mine = {str(os.getpid())}
-        seen, refused = [], []
-        for pid in (p for p in os.listdir("/proc") if p.isdigit() and p not in mine):
-            for part in ("environ", "cmdline"):
-                try:
-                    if secret.encode() in open(f"/proc/{pid}/{part}", "rb").read():
-                        seen.append(f"{pid}/{part}")
-                except OSError:
-                    refused.append(f"{pid}/{part}")
-            try:
-                with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
-                    for line in maps:
-                        start, end = (int(x, 16) for x in line.split()[0].split("-"))
-                        if "r" in line.split()[1] and end - start < 2**28:
-                            try:
-                                mem.seek(start)
-                                if secret.encode() in mem.read(end - start):
-                                    seen.append(f"{pid}/mem")
-                            except OSError:
-                                pass
-            except OSError:
-                refused.append(f"{pid}/mem")
-        print(json.dumps([seen, refused]))
-        """.replace("SECRET", repr(SECRET))
-    )
-    seen, refused = found
-    assert seen == []
+    found, refused = run(SEARCH)
+    assert found == {}
     assert "1/environ" in refused and "1/mem" in refused
 
 

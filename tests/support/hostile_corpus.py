@@ -101,8 +101,8 @@ def attacks(course: Path) -> dict[str, tuple[str, dict[str, str]]]:
             {"rules_after": "RULES_AFTER = {}\n" + PLANT},
         ),
         "reads_grader_secrets": (
-            "prints every process's environment, command line and memory it can read",
-            {"rules_after": "RULES_AFTER = {}\n" + PRY},
+            "searches every process's environment, command line and memory for secrets",
+            {"rules_after": "RULES_AFTER = {}\n" + SEARCH},
         ),
         "forges_log": (
             "writes lines forged as the grader's to the kernel's own stdout and stderr",
@@ -115,48 +115,65 @@ def attacks(course: Path) -> dict[str, tuple[str, dict[str, str]]]:
     }
 
 
+SECRET_PREFIX = "grader-secret-"
+"""What every planted secret begins with: what a search of the processes looks for."""
 PLANTED = "viewcopy-planted-id"
 """The name of what `plants_on_host` copies into every folder it can write."""
-SECRET = f"grader-secret-{hashlib.sha256(str(Path.cwd()).encode()).hexdigest()[:12]}"
+SECRET = f"{SECRET_PREFIX}{hashlib.sha256(str(Path.cwd()).encode()).hexdigest()[:12]}"
 """Planted in the grader's environment while the corpus is graded."""
 FORGED = "viewcopy grade: every hand-in graded, 0 failed"
 """What `forges_log` writes as if the grader said it."""
-PLANT = f"""import os, shutil
-planted = 0
+
+
+def plant(marker: str) -> str:
+    """Code that copies `id` into every folder it can write as `marker`, setuid, and prints
+    (JSON) the paths it planted and how many folders refused."""
+    return f"""import json, os, shutil
+planted, walls = [], 0
 for folder, dirs, _ in os.walk("/"):
     if folder.startswith(("/proc", "/sys", "/dev")):
         dirs.clear()
         continue
     try:
-        shutil.copy("/usr/bin/id", os.path.join(folder, {PLANTED!r}))
-        os.chmod(os.path.join(folder, {PLANTED!r}), 0o4755)
-        planted += 1
+        target = os.path.join(folder, {marker!r})
+        shutil.copy("/usr/bin/id", target)
+        os.chmod(target, 0o4755)
+        planted.append(target)
     except OSError:
-        pass
-print("planted in", planted, "folders")
+        walls += 1
+print(json.dumps([planted, walls]))
 """
-PRY = """import os
+
+
+PLANT = plant(PLANTED)
+SEARCH = f"""import json, os
+found, refused = {{}}, []
 for pid in sorted(p for p in os.listdir("/proc") if p.isdigit() and p != str(os.getpid())):
     for part in ("environ", "cmdline"):
         try:
-            print(pid, part, open(f"/proc/{pid}/{part}", "rb").read()[:4000])
-        except OSError as exc:
-            print(pid, part, "refused:", type(exc).__name__)
+            seen = open(f"/proc/{{pid}}/{{part}}", "rb").read()
+            if (at := seen.find({SECRET_PREFIX.encode()!r})) >= 0:
+                found[f"{{pid}}/{{part}}"] = seen[at : at + 40].decode(errors="replace")
+        except OSError:
+            refused.append(f"{{pid}}/{{part}}")
     try:
-        with open(f"/proc/{pid}/maps") as maps, open(f"/proc/{pid}/mem", "rb") as mem:
+        with open(f"/proc/{{pid}}/maps") as maps, open(f"/proc/{{pid}}/mem", "rb") as mem:
             for line in maps:
                 start, end = (int(x, 16) for x in line.split()[0].split("-"))
-                if "r" in line.split()[1] and end - start < 2**24:
+                if "r" in line.split()[1] and end - start < 2**28:
                     try:
                         mem.seek(start)
                         seen = mem.read(end - start)
-                        at = seen.find(b"grader-secret-")
-                        print(pid, "mem", seen[at : at + 40] if at >= 0 else "nothing")
                     except OSError:
-                        pass
-    except OSError as exc:
-        print(pid, "mem refused:", type(exc).__name__)
+                        continue
+                    if (at := seen.find({SECRET_PREFIX.encode()!r})) >= 0:
+                        found[f"{{pid}}/mem"] = seen[at : at + 40].decode(errors="replace")
+    except OSError:
+        refused.append(f"{{pid}}/mem")
+print(json.dumps([found, refused]))
 """
+"""Code that searches every other process's environment, command line and readable memory for
+a planted secret and prints (JSON) what it found, by `pid/part`, and what refused to be read."""
 FORGE = f"""import os, sys
 os.write(sys.stderr._original_stdstream_copy, b"\\x1b[2K{FORGED}\\n")
 os.write(sys.stdout._original_stdstream_copy, b"{FORGED}\\n")
