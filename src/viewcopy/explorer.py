@@ -1,6 +1,6 @@
 """The stable path released notebooks import the diagram explorer from
 (`from viewcopy.explorer import explorer`); it lives in `viewcopy.display.explorer`."""
 
-from viewcopy.display.explorer import Explorer, explorer
+from viewcopy.display.explorer import explorer
 
-__all__ = ["Explorer", "explorer"]
+__all__ = ["explorer"]

@@ -14,6 +14,7 @@ from viewcopy.demo.synthetic import CLASSIFIERS, wrong_on
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.instructor.master import measured_predictions
+from viewcopy.locking.gate import TRUTH_FIRST
 from viewcopy.notebook import checks
 
 TRAPS = [c for c in hidden_traps() if c.device == "cpu"]
@@ -24,7 +25,7 @@ def test_there_are_at_least_twelve_traps_beyond_the_twenty():
     assert not {(c.parent, c.op) for c in TRAPS} & {(c.parent, c.op) for c in TWENTY}
 
 
-def test_the_correct_classifier_gets_all_the_credit(capfd):
+def test_the_correct_classifier_gets_all_the_credit(revealed, capfd):
     classify = student_classify("storage")
     assert checks.classify_credit(classify, TWENTY, points=3) == 3
     assert checks.classify_credit(classify, TRAPS, points=5) == 5
@@ -32,7 +33,7 @@ def test_the_correct_classifier_gets_all_the_credit(capfd):
 
 
 @pytest.mark.parametrize("kind", ["data_ptr", "base", "storage_pointer"])
-def test_folklore_classifiers_lose_hidden_credit_exactly_as_measured(kind, capfd):
+def test_folklore_classifiers_lose_hidden_credit_exactly_as_measured(kind, revealed, capfd):
     classify = student_classify(kind)
     credit = checks.classify_credit(classify, TRAPS, points=5)
     assert credit == expected_credit(classify, TRAPS, 5) < 5
@@ -43,17 +44,17 @@ def test_folklore_classifiers_lose_hidden_credit_exactly_as_measured(kind, capfd
     assert "measured" in out and err == ""
 
 
-def test_a_crashing_classifier_gets_nothing_and_is_told_why(capfd):
+def test_a_crashing_classifier_gets_nothing_and_is_told_why(revealed, capfd):
     assert checks.classify_credit(student_classify("crash"), TRAPS, points=5) == 0
     assert "raised RuntimeError: not finished yet" in capfd.readouterr().out
 
 
-def test_answers_other_than_view_or_copy_are_wrong(capfd):
+def test_answers_other_than_view_or_copy_are_wrong(revealed, capfd):
     assert checks.classify_credit(lambda r, p: "View", TWENTY[:2], points=2) == 0
     assert "returned 'View', not 'view' or 'copy'" in capfd.readouterr().out
 
 
-def test_a_noisy_classifier_keeps_stderr_silent(capfd):
+def test_a_noisy_classifier_keeps_stderr_silent(revealed, capfd):
     def noisy(result, parent):
         import sys
         import warnings
@@ -67,7 +68,7 @@ def test_a_noisy_classifier_keeps_stderr_silent(capfd):
     assert err == "" and "classify wrote to stderr" in out
 
 
-def test_a_patched_torch_earns_no_classify_credit(monkeypatch, capfd):
+def test_a_patched_torch_earns_no_classify_credit(revealed, monkeypatch, capfd):
     monkeypatch.setattr(torch.Tensor, "clone", lambda self: self)
     assert checks.classify_credit(lambda r, p: "view", TWENTY, points=3) == 0
     assert "torch.Tensor.clone" in capfd.readouterr().out
@@ -91,6 +92,7 @@ def test_prediction_credit_full_at_16_partial_below_and_diagrams_of_misses(
     right = measured_predictions()
     fifteen = wrong_on((1, 2, 3, 4, 5), right, table)
     viewcopy.lock(fifteen)
+    viewcopy.reveal(fifteen)
     assert checks.prediction_credit(fifteen, points=5) == round(5 * 15 / 16, 4)
     assert len(shown) == 5 and all("<svg" in s for s in shown)
     explained = [line for line in capsys.readouterr().out.splitlines() if "in strides:" in line]
@@ -102,8 +104,12 @@ def test_prediction_credit_is_zero_when_changed_after_lock_or_never_locked(
 ):
     right = measured_predictions()
     assert checks.prediction_credit(right, points=5) == 0
-    assert "No lock" in capsys.readouterr().out
+    assert TRUTH_FIRST in capsys.readouterr().out  # never locked: the lock comes first
+    grader = checks.CheckContext.grader(checks.local_lock(workdir), workdir)
+    assert checks.prediction_credit(right, points=5, context=grader) == 0
+    assert "No lock" in capsys.readouterr().out  # the grader judges and says why
     viewcopy.lock(right)
+    viewcopy.reveal(right)
     assert checks.prediction_credit(right, points=5) == 5
     changed = wrong_on((7,), right, table)
     assert checks.prediction_credit(changed, points=5) == 0

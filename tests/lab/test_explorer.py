@@ -8,10 +8,12 @@ import xml.etree.ElementTree as ET
 import ipywidgets
 import pytest
 
+import viewcopy
 from viewcopy.display.explorer import Explorer, explorer
 from viewcopy.engine.devices import available_devices
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measure_item
+from viewcopy.locking.gate import TRUTH_FIRST, TruthFirst
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
@@ -29,7 +31,20 @@ def svg_text(html: str) -> str:
 
 @pytest.fixture(scope="module")
 def shown() -> Explorer:
-    return explorer()
+    return Explorer()
+
+
+def test_the_explorer_draws_nothing_before_the_twenty_are_revealed(workdir, monkeypatch):
+    from viewcopy.instructor.master import measured_predictions
+
+    monkeypatch.delenv("VIEWCOPY_LOCK_SERVICE", raising=False)
+    right = measured_predictions()
+    before = explorer()
+    assert isinstance(before, TruthFirst) and repr(before) == TRUTH_FIRST
+    viewcopy.lock(right)
+    assert isinstance(explorer(), TruthFirst)  # locked, not revealed: re-locking is still open
+    viewcopy.reveal(right)
+    assert isinstance(explorer(), Explorer)
 
 
 def test_explorer_is_a_vbox_of_core_widgets(shown):
@@ -63,7 +78,7 @@ def test_choosing_item_20_redraws_the_expand(shown):
 
 
 def test_an_invalid_expression_is_one_line_and_keeps_the_text():
-    fresh = explorer()
+    fresh = Explorer()
     before = fresh.picture.value
     fresh.expression.value = "x.("
     assert fresh.expression.value == "x.("
@@ -73,7 +88,7 @@ def test_an_invalid_expression_is_one_line_and_keeps_the_text():
 
 
 def test_a_typed_expression_overrides_the_item_and_a_variant_is_described():
-    fresh = explorer()
+    fresh = Explorer()
     fresh.expression.value = "x.view(3, 8)"
     assert "x.view(3, 8)" in svg_text(fresh.picture.value)
     assert fresh.status.value.startswith("VIEW")
@@ -106,7 +121,7 @@ def said(explorer: Explorer) -> str:
 
 
 def test_a_redraw_announces_the_verdict_and_the_diagrams_text_alternative():
-    fresh = explorer()
+    fresh = Explorer()
     fresh.item.value = 20
     desc = svg_of(fresh.picture.value).find("{http://www.w3.org/2000/svg}desc").text
     verdict = measure_item(20, "x", fresh.device.value).verdict
@@ -116,7 +131,7 @@ def test_a_redraw_announces_the_verdict_and_the_diagrams_text_alternative():
 
 
 def test_a_refused_expression_is_announced_and_the_diagram_kept():
-    fresh = explorer()
+    fresh = Explorer()
     before = said(fresh)
     fresh.expression.value = "x.("
     assert "not a valid Python expression" in said(fresh) and said(fresh) != before

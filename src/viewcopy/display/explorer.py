@@ -19,6 +19,7 @@ from viewcopy.engine.expressions import ExpressionError
 from viewcopy.engine.measure import measure
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measure_item
+from viewcopy.locking.gate import TruthFirst, truth_shown
 
 CLASS = "viewcopy-explorer"
 FOCUS_STYLE = f"""<style>
@@ -167,6 +168,7 @@ class Explorer(widgets.VBox):
         return bundle
 
 
-def explorer(devices: tuple[str, ...] | None = None) -> Explorer:
-    """The explorer (an ipywidgets VBox), on `devices` or on every available device."""
-    return Explorer(devices)
+def explorer(devices: tuple[str, ...] | None = None) -> Explorer | TruthFirst:
+    """The explorer (an ipywidgets VBox), on `devices` or on every available device; before the
+    twenty are locked and revealed, only the sentence that says so (it draws verdicts)."""
+    return Explorer(devices) if truth_shown() else TruthFirst()
