@@ -4,6 +4,8 @@ problem, its own lock, its reveal with measured verdicts, and `score_next` (4 po
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from support.oracles import numpy_oracle
 
@@ -96,3 +98,27 @@ def test_partial_credit_below_eight_and_none_without_a_lock(revealed, capsys):
     viewcopy.lock_next(wrong)
     assert checks.next_credit(wrong, points=4) == round(4 * 6 / 8, 4)
     assert "6/10 next ops right" in capsys.readouterr().out
+
+
+def test_a_new_lock_without_the_notebook_s_path_says_its_draw_is_another(revealed, monkeypatch):
+    """The lock file lost in a kernel not told its notebook: the lock cell locks anew, which
+    draws other next ops; the sheet filled for the first draw is refused saying why and what to
+    do, not only which ids are unknown."""
+    first = measured_next_predictions(lab.next_ops())
+    (revealed / LOCK_FILE).unlink()
+    monkeypatch.delenv("JPY_SESSION_NAME", raising=False)
+    right = measured_predictions()
+    for _ in range(20):  # a lock a second later: until its draw differs from the first
+        viewcopy.lock(right)
+        viewcopy.reveal(right)
+        if set(lab.next_ops()) != set(first):
+            break
+        (revealed / LOCK_FILE).unlink()
+        time.sleep(1)
+    with pytest.raises(PredictionError) as refused:
+        viewcopy.lock_next(first)
+    said = str(refused.value)
+    locked_at = read_lock().locked_at
+    assert "another draw" in said and locked_at in said and str(revealed / LOCK_FILE) in said
+    assert "lab.next_ops()" in said and "put the lock file" in said.lower()
+    assert "nothing was locked; your cell is unchanged" in said

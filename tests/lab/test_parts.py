@@ -5,6 +5,7 @@ stretch is the part the master calls the stretch."""
 from __future__ import annotations
 
 import dataclasses
+import html
 import re
 
 import nbformat
@@ -95,4 +96,15 @@ def test_the_opening_cell_after_setup_calls_the_table_and_the_intro_types_no_poi
         assert [grade_id(c) for c in cells[:3]] == ["intro", "setup", "parts"]
         assert cells[2].cell_type == "code" and cells[2].source == "lab.parts()"
         assert "points |" not in cells[0].source
-    assert lab.parts().equals(parts_frame())
+    assert lab.parts().frame.equals(parts_frame())
+
+
+def test_the_notebook_shows_every_word_and_says_the_stretch_counts():
+    shown = lab.parts()._repr_html_()
+    frame = parts_frame()
+    for text in frame["what you do"]:
+        assert html.escape(text) in shown and "…" not in shown
+    total, stretch = frame.loc["total", "points"], frame.loc["classify (stretch)", "points"]
+    said = frame.loc["classify (stretch)", "what you do"]
+    assert f"the stretch counts: its {stretch} points are part of the {total}" in said
+    assert f"the most is {total - stretch}" in said

@@ -33,6 +33,17 @@ class Credit(float):
         return {"text/plain": repr(self)}, {KEY: self.record}
 
 
+class Unscored(Credit):
+    """A check that cannot judge yet, in the student's own kernel: no credit, and shown as the
+    words "not scored yet" rather than a number (the grader always scores: it never sees one)."""
+
+    def __new__(cls, record: Mapping) -> Unscored:
+        return super().__new__(cls, 0.0, record)
+
+    def __repr__(self) -> str:
+        return "not scored yet"
+
+
 class Opaque:
     """A value that JSON cannot hold, kept as its type and repr: checks reject it as before."""
 

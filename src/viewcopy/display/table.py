@@ -11,6 +11,7 @@ scrolls inside a region the keyboard reaches.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from html import escape
 
 import pandas as pd
@@ -56,3 +57,17 @@ def _tinted(tint: str) -> str:
 
 def _text(value: object) -> str:
     return escape(str(value))
+
+
+@dataclass(frozen=True)
+class FullTable:
+    """A frame shown whole in a notebook: as `html_table`, never cut to pandas' column width."""
+
+    frame: pd.DataFrame
+    label: str = "table"
+
+    def _repr_html_(self) -> str:
+        return html_table(self.frame, label=self.label)
+
+    def __repr__(self) -> str:
+        return self.frame.to_string()

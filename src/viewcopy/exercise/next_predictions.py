@@ -12,8 +12,11 @@ the same sheet (a shared answer key) draw different next ops.
 
 from __future__ import annotations
 
-from viewcopy.exercise.next_ops import NextOp, draw
-from viewcopy.exercise.part import Part
+from collections.abc import Mapping
+from pathlib import Path
+
+from viewcopy.exercise.next_ops import POOL, NextOp, draw
+from viewcopy.exercise.part import Key, Part, Prediction, PredictionError
 from viewcopy.locking.file import LockError
 from viewcopy.locking.record import TWENTY, LockRecord
 
@@ -50,3 +53,36 @@ NEXT = Part(
     example="'N07': ('view', 'the rule that decides it')",
     keys=lambda record: [op.id for op in hand_in_draw(record)],
 )
+
+
+def parsed_sheet(
+    part: Part, value: object, record: LockRecord | None, lock_file: Path
+) -> dict[Key, Prediction]:
+    """A part's sheet parsed for this hand-in's keys (PredictionError naming every problem); a
+    NEXT_PREDICTIONS filled for another lock's draw is refused saying that first."""
+    try:
+        return part.parse(value, part.keys(record))
+    except PredictionError as exc:
+        why = another_draw(value, record, lock_file) if part is NEXT else None
+        if why is None:
+            raise
+        raise PredictionError([(NEXT.label, why), *exc.problems], NEXT.label) from None
+
+
+def another_draw(value: object, record: LockRecord | None, lock_file: Path) -> str | None:
+    """Why a sheet answers next ops this lock did not draw (a new lock draws its own ten), and
+    what to do; None when every id it answers is of this draw or of none."""
+    if not isinstance(value, Mapping) or record is None:
+        return None
+    drawn = {op.id for op in hand_in_draw(record)}
+    others = sorted(k for k in value if k in {op.id for op in POOL} and k not in drawn)
+    if not others:
+        return None
+    return (
+        f"it answers another draw: {', '.join(others)} are not among the ten drawn from the lock "
+        f"of the twenty here ({lock_file}, locked at {record.locked_at}). Each lock of the "
+        "twenty draws its own ten, so a new lock (as when the lock file was lost and this kernel "
+        "could not find the earlier lock in the notebook) draws others. To keep the ten you "
+        "predicted, put the lock file of that session back beside the notebook and run the "
+        "cells again; or run NEXT_OPS = lab.next_ops() to see this lock's ten and predict those"
+    )

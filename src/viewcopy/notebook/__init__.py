@@ -18,6 +18,7 @@ from viewcopy.display.cost_figure import cost_bundles
 from viewcopy.display.next_sheet import NextSheet
 from viewcopy.display.production_sheet import ProductionSheet
 from viewcopy.display.spreadsheet import Spreadsheet
+from viewcopy.display.table import FullTable
 from viewcopy.engine.cost import measure_costs
 from viewcopy.engine.devices import available_devices
 from viewcopy.engine.expressions import parent_factory
@@ -26,26 +27,29 @@ from viewcopy.engine.torch_range import below_floor
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measure_catalogue, measured_truth
 from viewcopy.exercise.next_ops import measure_pool, op_by_id
-from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
+from viewcopy.exercise.next_predictions import NEXT, hand_in_draw, parsed_sheet
 from viewcopy.exercise.part import Part, Prediction, PredictionError
 from viewcopy.exercise.predictions import TWENTY
 from viewcopy.exercise.production import PRODUCTION
 from viewcopy.exercise.production_model import forward_listing, profile_forward
 from viewcopy.exercise.written import unwritten_reason
 from viewcopy.locking import flow
-from viewcopy.locking.file import LockError, read_lock
+from viewcopy.locking.file import LockError, lock_path, read_lock
 from viewcopy.locking.flow import LockStatus, ServiceLock
+from viewcopy.locking.gate import TruthFirst, truth_shown
 from viewcopy.locking.record import TWENTY as TWENTY_KEY
 from viewcopy.locking.recover import Recovery, restore
 from viewcopy.notebook import checks as checks  # loaded by the setup cell, never in a graded one
-from viewcopy.notebook import colab
+from viewcopy.notebook import colab, undefined
 from viewcopy.notebook.parts_table import parts_frame
 
 
 def setup(lock_service: str = "", lock_token: str = "") -> None:
     """Enable Colab's widget manager when in Colab; say which torch and devices are measured (and,
     below the tested floor, to upgrade), and which lock service (if any) records the lock. The
-    environment's VIEWCOPY_LOCK_SERVICE and VIEWCOPY_LOCK_TOKEN win over what the cell passes."""
+    environment's VIEWCOPY_LOCK_SERVICE and VIEWCOPY_LOCK_TOKEN win over what the cell passes.
+    From here on, a cell run before the one defining a name it uses says which to run first."""
+    undefined.install()
     if colab.enable_widgets():
         print("Colab: custom widget manager enabled (the diagram explorer needs it)")
     devices = available_devices()
@@ -67,10 +71,11 @@ def setup(lock_service: str = "", lock_token: str = "") -> None:
         print(f"lock service: {where}" + (f" ({service.problem})" if service.problem else ""))
 
 
-def parts() -> pd.DataFrame:
+def parts() -> FullTable:
     """The graded parts as the master's graded cells define them: their cells, what each asks,
-    its minutes of the card's 75 and its points, the stretch marked, and the totals."""
-    return parts_frame()
+    its minutes of the card's 75 and its points, the stretch marked (it counts), and the totals;
+    shown whole (`.frame` is the table)."""
+    return FullTable(parts_frame(), "graded parts")
 
 
 def show_twenty() -> pd.DataFrame:
@@ -102,8 +107,11 @@ def show_twenty() -> pd.DataFrame:
     return frame.set_index("item")
 
 
-def debrief() -> pd.DataFrame:
-    """The profiler's copy kernels for the twenty: the list just learned, as a profile shows it."""
+def debrief() -> pd.DataFrame | TruthFirst:
+    """The profiler's copy kernels for the twenty: the list just learned, as a profile shows it
+    (after the twenty's reveal; before it, the sentence that says so)."""
+    if not truth_shown():
+        return TruthFirst()
     rows = [
         (e.item, e.op, e.verdict, units.kernels(e.copy_kernels), units.size(e.bytes_allocated))
         for e in measure_catalogue(("cpu",))
@@ -168,7 +176,7 @@ def _parsed(part: Part, value: object, directory) -> dict[object, Prediction]:
             f"Lock and reveal the twenty first: {part.label} comes after them (run the lock and "
             "reveal cells above)."
         )
-    return part.parse(value, part.keys(record))
+    return parsed_sheet(part, value, record, lock_path(directory))
 
 
 def next_ops() -> dict[str, tuple[str, str]]:
@@ -217,9 +225,13 @@ def reveal_next(next_predictions: object, *, directory=None) -> NextSheet:
 
 def what_did_you_pay() -> None:
     """Question 25, measured on every device here: permute, permute then contiguous, channels-last,
-    and a conv on NCHW against channels-last, against the machine's own copy bandwidth."""
+    and a conv on NCHW against channels-last, against the machine's own copy bandwidth (after
+    the twenty's reveal: it measures permute and contiguous)."""
     from IPython.display import display
 
+    if not truth_shown():
+        display(TruthFirst())
+        return
     for device in available_devices():
         for bundle in cost_bundles(measure_costs(device)):
             display(bundle, raw=True)

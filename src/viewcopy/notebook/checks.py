@@ -17,13 +17,13 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from viewcopy.course.check_record import Credit, encode
+from viewcopy.course.check_record import Credit, Unscored, encode
 from viewcopy.display.draw import Diagram
 from viewcopy.engine import storage
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.next_ops import measure_pool
-from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
+from viewcopy.exercise.next_predictions import NEXT, hand_in_draw, parsed_sheet
 from viewcopy.exercise.part import Key, Part, Prediction, PredictionError, rule_problem
 from viewcopy.exercise.predictions import TWENTY, parse_predictions
 from viewcopy.exercise.production import PRODUCTION
@@ -31,8 +31,9 @@ from viewcopy.exercise.production_model import copy_lines, forward_listing, inte
 from viewcopy.exercise.scoring import NEXT_PASS_MARK, POLICIES, judge_prediction, score_sheet
 from viewcopy.exercise.written import ComputedSheet, unwritten_reason
 from viewcopy.locking.canonical import matches
-from viewcopy.locking.file import LockError, read_lock
+from viewcopy.locking.file import LockError, autograding, lock_path, read_lock
 from viewcopy.locking.flow import LockStatus, part_status
+from viewcopy.locking.gate import TRUTH_FIRST, truth_shown
 from viewcopy.locking.record import LockRecord
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
 from viewcopy.notebook.miss_lines import miss_line, total_line
@@ -90,6 +91,17 @@ class CheckContext:
             return part_status(part, parsed, record)
         return self.judge(part, parsed)
 
+    @property
+    def before_deadline(self) -> bool:
+        """True in the student's own kernel (neither the grader nor autograde): where a part not
+        done yet is said, not scored."""
+        return self.in_kernel and not autograding()
+
+    def withholds_truth(self) -> bool:
+        """True in the student's kernel before the twenty's reveal: a check would show measured
+        verdicts (the grader's context never withholds)."""
+        return self.in_kernel and not truth_shown(self.folder)
+
     def not_written(self, value: object, name: str) -> str | None:
         """Why `value` is not a sheet written out in its answer cell: the grader says so (it
         read the hand-in's cell and passes a ComputedSheet), or, in the kernel, IPython's input
@@ -135,6 +147,15 @@ def _record(check: Callable, **inputs: object) -> dict:
     return {"check": check.__name__, **{name: encode(v) for name, v in inputs.items()}}
 
 
+def _before_reveal(context: CheckContext, record: dict) -> Credit | None:
+    """No credit and the sentence that says why, where the context withholds the truth (before
+    the twenty's reveal, in the kernel); None where the check may judge."""
+    if not context.withholds_truth():
+        return None
+    print(TRUTH_FIRST)
+    return Credit(0.0, record)
+
+
 def _part_credit(
     part: Part,
     value: object,
@@ -146,13 +167,16 @@ def _part_credit(
     """Every part's check: nothing for a sheet not written out, the sheet parsed for this
     hand-in, its lock judged, then the part's own assessment; credit only when locked before
     looking. A twenty that does not parse fails the cell (validate names it); a later part that
-    cannot be read earns nothing and says why."""
+    cannot be read earns nothing and says why. Before the twenty's reveal, in the kernel, only
+    TRUTH_FIRST."""
+    if (early := _before_reveal(context, record)) is not None:
+        return early
     if (reason := context.not_written(value, part.label)) is not None:
         print(f"{reason}\nCredit: 0/{points:g}")
         return Credit(0.0, record)
     lock_record = context.lock_record()
     try:
-        parsed = part.parse(value, part.keys(lock_record))
+        parsed = parsed_sheet(part, value, lock_record, lock_path(context.folder))
     except (LockError, PredictionError) as exc:
         if part is TWENTY:
             raise
@@ -176,10 +200,11 @@ def prediction_credit(
     Shows the static diagram of every missed item (it survives the feedback HTML).
     """
     record = _record(prediction_credit, **{TWENTY.argument: predictions})
-    table = measured_truth()
+    table: dict = {}  # measured only once the check may judge
     missed: list[int] = []
 
     def assess(parsed: dict[int, Prediction], _) -> Assessment:
+        table.update(measured_truth())
         judged = {item: judge_prediction(p, table[item]) for item, p in parsed.items()}
         missed.extend(item for item, (right, _) in judged.items() if not right)
         score = score_sheet(parsed, table)
@@ -214,6 +239,8 @@ def rules_after_credit(
     of that family must the rule name what decides it (strides, storage, contiguity, dtype,
     device or bytes)."""
     record = _record(rules_after_credit, **{TWENTY.argument: predictions}, rules_after=rules_after)
+    if (early := _before_reveal(context, record)) is not None:
+        return early
     if (reason := context.not_written(predictions, TWENTY.label)) is not None:
         print(f"{reason}: no rule can be judged against it.")
         return Credit(0.0, record)
@@ -224,6 +251,8 @@ def rules_after_credit(
         return Credit(0.0, record)
     held = next_ops_held(context.lock_record())
     found = {item: _rule_after(item, rules_after.get(item), held) for item in missed}
+    if context.before_deadline and held and not _next_locked(held):
+        return _until_tested(found, record)
     for item, (_, _, line) in found.items():
         if line:
             print(f"  item {item} {catalogue.op(item).expr}: {line}")
@@ -241,6 +270,24 @@ def rules_after_credit(
 Held = dict[str, list[tuple[str, bool | None]]]
 """Per family of a hand-in's draw, its next ops: (id, right by its locked NEXT_PREDICTIONS, or
 None where they lock no answer to it)."""
+
+
+def _until_tested(found: Mapping[int, tuple[float, str, str]], record: dict) -> Unscored:
+    """Before the next ops are locked: what is not a rule yet, and how the rules get tested."""
+    for item, (_, how, line) in found.items():
+        if how == "no rule":
+            print(f"  item {item} {catalogue.op(item).expr}: {line}")
+    print(
+        f"Your rules after are scored once your next ops test them: predict the ten below in "
+        f"{NEXT.label} with these rules, lock them with viewcopy.{NEXT.lock_call}({NEXT.label}), "
+        "then run this cell again. No score until then."
+    )
+    return Unscored(record)
+
+
+def _next_locked(held: Held) -> bool:
+    """Whether the hand-in's locked NEXT_PREDICTIONS answer any of its next ops."""
+    return any(hit is not None for ops in held.values() for _, hit in ops)
 
 
 def _rule_after(item: int, rule: object, held: Held) -> tuple[float, str, str]:
@@ -447,8 +494,11 @@ def classify_credit(
     """Credit in proportion to the cases classify gets right; each miss is listed by its hint.
 
     `classify` is the student's function, or (when the grader judges) the Answers it recorded;
-    `context` changes nothing else.
+    `context` changes nothing else. Before the twenty's reveal, in the kernel, it runs nothing
+    and says so (its misses would name measured verdicts).
     """
+    if (early := _before_reveal(context, {"check": classify_credit.__name__})) is not None:
+        return early
     cases = list(cases)
     if isinstance(classify, Answers):
         changed, results = classify.tampered, [classify.result(c) for c in cases]
@@ -510,13 +560,6 @@ CHECKS: dict[str, Check] = {
 """Every check a graded cell may end with, by name: `viewcopy.checks.<name>(...)` in the master's
 cells (and so in every gradebook), recomputed by the grader (viewcopy.plugins.trusted)."""
 
-__all__ = [
-    *CHECKS,
-    "Answers",
-    "Case",
-    "CheckContext",
-    "KERNEL",
-    "local_lock",
-    "on_devices",
-    "the_twenty",
-]
+__all__ = [*CHECKS, "Case", "on_devices", "the_twenty"]
+"""What graded cells call; the grader's side (CheckContext, Answers, local_lock) is imported from
+this module by name."""

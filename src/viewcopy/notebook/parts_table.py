@@ -96,13 +96,13 @@ def cells_label(cells: tuple[tuple[str, int], ...]) -> str:
 def parts_frame(scores: Mapping[str, float | None] | None = None) -> pd.DataFrame:
     """The graded parts: their cells, what each asks, its minutes and points, and the totals;
     with `scores` (grade id -> score, None while graded by hand), what this hand-in earned."""
+    total = sum(p.points for p in GRADED_PARTS)
     rows = []
     for part in GRADED_PARTS:
         name = f"{part.name} (stretch)" if part.stretch else part.name
-        rows.append([name, cells_label(part.cells), part.what, part.minutes, part.points])
-    rows.append(
-        ["total", "", "", sum(p.minutes for p in GRADED_PARTS), sum(p.points for p in GRADED_PARTS)]
-    )
+        what = f"{part.what}; {stretch_counts(part, total)}" if part.stretch else part.what
+        rows.append([name, cells_label(part.cells), what, part.minutes, part.points])
+    rows.append(["total", "", "", sum(p.minutes for p in GRADED_PARTS), total])
     frame = pd.DataFrame(rows, columns=["part", "graded cells", "what you do", "minutes", "points"])
     if scores is not None:
         every = tuple(cell for part in GRADED_PARTS for cell in part.cells)
@@ -111,6 +111,14 @@ def parts_frame(scores: Mapping[str, float | None] | None = None) -> pd.DataFram
             earned(every, scores),
         ]
     return frame.set_index("part")
+
+
+def stretch_counts(part: GradedPart, total: int) -> str:
+    """Whether the stretch counts: its points are part of the total, so leaving it out caps it."""
+    return (
+        f"the stretch counts: its {part.points} points are part of the {total}, so without it "
+        f"the most is {total - part.points}"
+    )
 
 
 def earned(cells: tuple[tuple[str, int], ...], scores: Mapping[str, float | None]) -> str:
