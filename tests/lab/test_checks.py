@@ -116,15 +116,18 @@ def test_prediction_credit_is_zero_when_changed_after_lock_or_never_locked(
     assert "Changed after the lock" in capsys.readouterr().out
 
 
-def test_rules_after_counts_real_rules_for_each_miss(table, capsys):
+def test_rules_after_counts_real_rules_for_each_miss(workdir, table, capsys):
     predictions = wrong_on((3, 8, 13), measured_predictions(), table)
     rules = {3: "a transpose only swaps strides; storage is shared", 8: "I ran it", 13: "hmm"}
-    assert checks.rules_after_credit(predictions, rules, points=2) == 0  # no lock: nothing drawn
-    out = capsys.readouterr().out
+    assert checks.rules_after_credit(predictions, rules, points=2) == 0
+    assert TRUTH_FIRST in capsys.readouterr().out  # the kernel before the reveal
+    grader = checks.CheckContext.grader(checks.local_lock(workdir), workdir)
+    assert checks.rules_after_credit(predictions, rules, points=2, context=grader) == 0
+    out = capsys.readouterr().out  # no lock: nothing drawn
     assert "item 8" in out and "item 13" in out  # refused by name: "I ran it" is no rule
     assert "item 3 x.t(): untested, so no credit" in out  # a rule, but nothing tested it
-    assert checks.rules_after_credit(measured_predictions(), {}, points=2) == 2
-    assert checks.rules_after_credit(predictions, ["no"], points=2) == 0
+    assert checks.rules_after_credit(measured_predictions(), {}, points=2, context=grader) == 2
+    assert checks.rules_after_credit(predictions, ["no"], points=2, context=grader) == 0
 
 
 @pytest.mark.parametrize(

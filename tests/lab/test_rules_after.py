@@ -1,7 +1,9 @@
-"""Rules tested as rules (lab card, rule 3): a rule after for a missed item earns its credit on the
-hand-in's locked next ops of the item's family, and nothing while none is locked (untested); only
-a family no next op can test is judged by what its rule names; the grader recomputes it the same;
-"I ran it" is refused wherever a rule is asked for; and each lock draws next ops of its own."""
+"""Rules tested as rules (lab card, rule 3): a rule after for a missed item must name what decides
+(exercise.rules, held to the corpus in tests/lab/test_rule_judgement.py), then earns its credit
+on the hand-in's locked next ops of the item's family, and nothing while none is locked
+(untested; the student's cell shows no score until then); a family no next op can test earns by
+its words; the grader recomputes it the same; "I ran it" is refused wherever a rule is asked for;
+and each lock draws next ops of its own."""
 
 from __future__ import annotations
 
@@ -22,6 +24,7 @@ from viewcopy.exercise.predictions import TWENTY
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.locking.canonical import fingerprint
 from viewcopy.locking.file import read_lock, save
+from viewcopy.locking.gate import TRUTH_FIRST
 from viewcopy.locking.record import LOCK_FILE
 from viewcopy.notebook import checks
 from viewcopy.plugins.trusted import HandedIn, MasterCell, recompute, rejudge
@@ -131,12 +134,39 @@ def right_next() -> dict:
 def test_without_a_next_op_of_its_family_a_rule_after_is_judged_by_what_it_names(revealed, capsys):
     item = item_not_drawn()
     wrong = missed_sheet(item)
+    viewcopy.lock_next(right_next())
     assert checks.rules_after_credit(wrong, {item: "the strides decide it"}, points=2) == 2
     assert f"no next op of their family: items {item}." in capsys.readouterr().out
     assert checks.rules_after_credit(wrong, {item: "it is a view because it is"}, points=2) == 0
-    assert f"({catalogue.op(item).family}) in your draw" in capsys.readouterr().out
+    assert "gives a verdict, not what decides it" in capsys.readouterr().out
     assert checks.rules_after_credit(wrong, {item: "I ran it and saw the strides"}, points=2) == 0
     assert '"I ran it" is not a rule' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("said", ["I ran it and it was the same object", "I checked data_ptr"])
+def test_a_report_of_running_earns_nothing_even_where_next_ops_of_its_family_held(
+    workdir, capsys, said
+):
+    """The rule after that only reports running used to earn what the next ops held (2/2 with
+    them locked right): a rule must name what decides, next ops or not."""
+    item, _ = family_item(workdir)
+    viewcopy.lock_next(right_next())
+    assert checks.rules_after_credit(missed_sheet(item), {item: said}, points=2) == 0
+    assert '"I ran it" is not a rule' in capsys.readouterr().out
+
+
+def test_before_the_next_ops_are_locked_the_cell_shows_no_score_and_says_what_comes(
+    revealed, capsys
+):
+    item = item_not_drawn()  # a rule its words alone would credit, and still no score shown
+    credit = checks.rules_after_credit(missed_sheet(item), {item: "strides"}, points=2)
+    said = capsys.readouterr().out
+    assert repr(credit) == "not scored yet" and credit == 0
+    assert "scored once your next ops test them" in said
+    assert "viewcopy.lock_next(NEXT_PREDICTIONS), then run this cell again" in said
+    assert "/2" not in said and "untested" not in said
+    viewcopy.lock_next(right_next())
+    assert repr(checks.rules_after_credit(missed_sheet(item), {item: "strides"}, points=2)) == "2.0"
 
 
 def test_a_rule_after_whose_family_is_drawn_earns_nothing_until_those_next_ops_are_locked(
@@ -144,8 +174,9 @@ def test_a_rule_after_whose_family_is_drawn_earns_nothing_until_those_next_ops_a
 ):
     item, ids = family_item(workdir)
     sheet, rules = missed_sheet(item), {item: "the strides decide it"}
+    grader = checks.CheckContext.grader(checks.local_lock(workdir), workdir)
     capsys.readouterr()
-    assert checks.rules_after_credit(sheet, rules, points=2) == 0
+    assert checks.rules_after_credit(sheet, rules, points=2, context=grader) == 0
     said = capsys.readouterr().out
     assert f"item {item} {catalogue.op(item).expr}: untested, so no credit" in said
     assert f"({catalogue.op(item).family}), {', '.join(ids)}, and no locked" in said
@@ -178,12 +209,15 @@ def test_a_next_lock_that_locks_none_of_the_family_leaves_its_rule_untested(
 
 def test_without_a_draw_a_rule_after_is_untested_and_the_cell_says_how_to_test_it(workdir, capsys):
     sheet = missed_sheet(1)
+    grader = checks.CheckContext.grader(checks.local_lock(workdir), workdir)
     for lock_it in (False, True):  # no lock at all, then locked but not revealed: nothing drawn
         if lock_it:
             viewcopy.lock(sheet)
-        for rule in ("the strides decide it", "it is a view because it is"):
+        for rule in ("the strides decide it", "the storage is shared"):
             capsys.readouterr()
             assert checks.rules_after_credit(sheet, {1: rule}, points=2) == 0
+            assert TRUTH_FIRST in capsys.readouterr().out  # the kernel: the reveal comes first
+            assert checks.rules_after_credit(sheet, {1: rule}, points=2, context=grader) == 0
             said = capsys.readouterr().out
             assert "no next ops are drawn to test it until the twenty are locked and" in said
             assert "Untested, so they earn nothing yet: items 1." in said
@@ -210,7 +244,9 @@ def test_the_grader_recomputes_a_rule_after_as_the_kernel_judged_it(workdir, cap
         if locked_next:
             viewcopy.lock_next(right_next())
         capsys.readouterr()
-        kernel = checks.rules_after_credit(sheet, rules, points=2)
+        with pytest.MonkeyPatch.context() as autograde:  # the kernel that autograde reruns
+            autograde.setenv("NBGRADER_EXECUTION", "autograde")
+            kernel = checks.rules_after_credit(sheet, rules, points=2)
         said = capsys.readouterr().out
         record = kernel._repr_mimebundle_()[1][check_record.KEY]
         handed_in = HandedIn({TWENTY.key: sheet}, grading)

@@ -19,7 +19,7 @@ from viewcopy.demo.answers import EMPTY, PARAPHRASES, SAID_BY_EVERY_CLASS
 from viewcopy.demo.synthetic import Student, classify_source
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.next_predictions import hand_in_draw
-from viewcopy.exercise.part import rule_problem
+from viewcopy.exercise.rules import rule_after_problem
 from viewcopy.locking.file import LockError, read_lock
 from viewcopy.locking.record import LockRecord
 from viewcopy.notebook import checks
@@ -251,13 +251,11 @@ def rule_held(
     family in the draw; nothing where the draw holds that family (`drawn`: its families) but no
     next op of it is locked, or where nothing is drawn (`drawn` None: untested); else, no next op
     of its family drawn, by naming what decides it."""
-    if not isinstance(rule, str) or rule_problem(rule) is not None or drawn is None:
+    if rule_after_problem(rule) is not None or drawn is None:
         return 0.0
     if family in held:
         return sum(held[family]) / len(held[family])
-    if family in drawn:
-        return 0.0
-    return float(checks.RULE_WORDS.search(rule) is not None)
+    return 0.0 if family in drawn else 1.0
 
 
 def drawn_families(student: Student, lock: LockRecord | None) -> set[str] | None:

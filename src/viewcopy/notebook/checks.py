@@ -28,6 +28,7 @@ from viewcopy.exercise.part import Key, Part, Prediction, PredictionError, rule_
 from viewcopy.exercise.predictions import TWENTY, parse_predictions
 from viewcopy.exercise.production import PRODUCTION
 from viewcopy.exercise.production_model import copy_lines, forward_listing, internal_copy_lines
+from viewcopy.exercise.rules import rule_after_problem
 from viewcopy.exercise.scoring import NEXT_PASS_MARK, POLICIES, judge_prediction, score_sheet
 from viewcopy.exercise.written import ComputedSheet, unwritten_reason
 from viewcopy.locking.canonical import matches
@@ -38,7 +39,6 @@ from viewcopy.locking.record import LockRecord
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
 from viewcopy.notebook.miss_lines import miss_line, total_line
 
-RULE_WORDS = re.compile(r"stride|storage|contigu|dtype|device|byte", re.I)
 SPECIFIC = re.compile(
     r"\bstrides?\b|\bstorage\b|\d[\d,.]*\s*(?:[kmgt]i?)?b(?:ytes?)?\b|\d[\d,.]*\s*bytes?\b",
     re.I,
@@ -219,7 +219,7 @@ def prediction_credit(
                 f"  item {item} {catalogue.op(item).expr}: you said {parsed[item].verdict!r}; "
                 f"{judged[item][1]}"
             )
-            if explanation := table[item].explanation():
+            if explanation := table[item].explanation(parsed[item]):
                 lines.append(f"    in strides: {explanation}")
         return headline, lines, score.share
 
@@ -232,12 +232,12 @@ def prediction_credit(
 def rules_after_credit(
     predictions: object, rules_after: object, *, points: float = 2, context: CheckContext = KERNEL
 ) -> float:
-    """Credit per missed item whose rule after held: a real rule (not empty, not "it depends",
-    not "I ran it") earns in proportion to the hand-in's next ops of the item's family that its
-    locked NEXT_PREDICTIONS got right, and nothing while it locks none of them, or while nothing
-    is drawn (the twenty not locked and revealed): untested. Only where the draw holds no next op
-    of that family must the rule name what decides it (strides, storage, contiguity, dtype,
-    device or bytes)."""
+    """Credit per missed item whose rule after held. A rule must name what decides view or copy
+    (exercise.rules: a report of running or looking earns nothing, next ops or not); then it earns
+    in proportion to the hand-in's next ops of the item's family that its locked NEXT_PREDICTIONS
+    got right, nothing while it locks none of them or nothing is drawn (untested), and in full
+    where the draw holds no next op of that family. In the student's kernel, before the next ops
+    are locked, it shows no score: it says how the rules get tested."""
     record = _record(rules_after_credit, **{TWENTY.argument: predictions}, rules_after=rules_after)
     if (early := _before_reveal(context, record)) is not None:
         return early
@@ -249,9 +249,10 @@ def rules_after_credit(
     if not isinstance(rules_after, Mapping):
         print(f"RULES_AFTER must be a dict {{item: rule}}, got {type(rules_after).__name__}.")
         return Credit(0.0, record)
-    held = next_ops_held(context.lock_record())
+    lock_record = context.lock_record()
+    held = next_ops_held(lock_record)
     found = {item: _rule_after(item, rules_after.get(item), held) for item in missed}
-    if context.before_deadline and held and not _next_locked(held):
+    if context.before_deadline and held and lock_record.part(NEXT.key) is None:
         return _until_tested(found, record)
     for item, (_, _, line) in found.items():
         if line:
@@ -285,11 +286,6 @@ def _until_tested(found: Mapping[int, tuple[float, str, str]], record: dict) -> 
     return Unscored(record)
 
 
-def _next_locked(held: Held) -> bool:
-    """Whether the hand-in's locked NEXT_PREDICTIONS answer any of its next ops."""
-    return any(hit is not None for ops in held.values() for _, hit in ops)
-
-
 def _rule_after(item: int, rule: object, held: Held) -> tuple[float, str, str]:
     """How far a missed item's rule after held (0-1), how it was judged (`no rule`, `tested`,
     `untested`, `words`), and what the cell says of it ("" for a rule that holds by its words)."""
@@ -317,11 +313,6 @@ def _rule_after(item: int, rule: object, held: Held) -> tuple[float, str, str]:
             "locked and revealed."
         )
         return 0.0, "untested", line
-    if problem := _rule_words_problem(rule):
-        line = (
-            f"no next op of its family ({family}) in your draw, so it is judged by what it names: "
-        )
-        return 0.0, "words", line + problem
     return 1.0, "words", ""
 
 
@@ -437,22 +428,6 @@ def production_credit(
 
 def _measured(number: int, copying: frozenset[int]) -> str:
     return "copy" if number in copying else "no copy"
-
-
-def rule_after_problem(rule: object) -> str | None:
-    """Why a rule after is no rule at all (missing, not text, empty, "it depends", "I ran it")."""
-    if rule is None:
-        return "no rule in RULES_AFTER"
-    if not isinstance(rule, str):
-        return f"the rule must be a string, got {type(rule).__name__}"
-    return rule_problem(rule)
-
-
-def _rule_words_problem(rule: str) -> str | None:
-    """Why a rule that meets no next op does not name what decides it, else None."""
-    if not RULE_WORDS.search(rule):
-        return "a rule names strides, storage, contiguity, dtype, device or bytes"
-    return None
 
 
 def specificity_credit(

@@ -36,10 +36,11 @@ from viewcopy.exercise.next_ops import measure_pool
 from viewcopy.exercise.next_predictions import NEXT
 from viewcopy.exercise.production import PRODUCTION
 from viewcopy.exercise.production_model import copy_lines, forward_listing
+from viewcopy.exercise.rules import rule_after_problem
 from viewcopy.exercise.scoring import Score, base_rate, judge_prediction, score_sheet
 from viewcopy.grading.record import FAILED, INTERRUPTED, read_record, record_path
 from viewcopy.grading.versions import versions_of
-from viewcopy.notebook.checks import held_share, next_ops_held, rule_after_problem
+from viewcopy.notebook.checks import held_share, next_ops_held
 from viewcopy.notebook.miss_lines import Miss, parse_misses
 from viewcopy.report.numbers import (
     ClassReport,
