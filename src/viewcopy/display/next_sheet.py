@@ -9,11 +9,12 @@ from typing import ClassVar
 
 import pandas as pd
 
+from viewcopy.display import units
 from viewcopy.display.draw import Diagram
 from viewcopy.display.part_sheet import PartSheet
 from viewcopy.display.spreadsheet import evidence_summary
 from viewcopy.engine.evidence import Evidence
-from viewcopy.engine.explain import explain
+from viewcopy.exercise.miss_explanation import explained
 from viewcopy.exercise.next_ops import NextOp
 from viewcopy.exercise.part import Prediction
 from viewcopy.exercise.scoring import NEXT_PASS_MARK
@@ -52,9 +53,7 @@ class NextSheet(PartSheet):
                 row["actual"] = evidence.verdict
                 row["correct"] = "yes" if right[op.id] else "no"
                 row["evidence"] = evidence_summary(evidence)
-                layout = evidence.parent_layout
-                explained = explain(op.op, layout) if layout and not right[op.id] else None
-                row["in strides"] = explained or ""
+                row["in strides"] = "" if right[op.id] else explained(evidence, units.size)
             rows.append(row)
         return pd.DataFrame(rows).set_index("id")
 

@@ -8,6 +8,7 @@ from typing import ClassVar
 
 import pandas as pd
 
+from viewcopy.display import units
 from viewcopy.display.part_sheet import PartSheet
 from viewcopy.engine.evidence import Evidence
 from viewcopy.exercise.catalogue import OPS
@@ -81,7 +82,7 @@ class Spreadsheet(PartSheet):
                 right, why = judged[op.item]
                 row["correct"] = "yes" if right else "no"
                 row["why"] = why
-                row["in strides"] = "" if right else (truth.explanation() or "")
+                row["in strides"] = "" if right else truth.explanation(prediction, units.size)
             rows.append(row)
         frame = pd.DataFrame(rows).set_index("item")
         if self.score is not None:

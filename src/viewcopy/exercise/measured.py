@@ -12,9 +12,11 @@ from dataclasses import dataclass
 
 from viewcopy.engine.devices import available_devices
 from viewcopy.engine.evidence import Evidence
-from viewcopy.engine.explain import explain
 from viewcopy.engine.measure import measure
+from viewcopy.engine.reason import Size, exact_bytes
 from viewcopy.exercise import catalogue
+from viewcopy.exercise.miss_explanation import miss_explanation
+from viewcopy.exercise.part import Prediction
 
 
 def measure_item(item: int, parent: str = "x", device: str = "cpu") -> Evidence:
@@ -57,11 +59,11 @@ class ItemTruth:
         """The verdict on `x` on the CPU, which every machine has."""
         return self.on_x["cpu"]
 
-    def explanation(self) -> str | None:
-        """Where the op lands in storage, in strides (the layout algebra); None where the algebra
-        does not model the op. It explains the measured verdict and never decides it."""
-        parent = self.evidence[("x", "cpu")].parent_layout
-        return explain(catalogue.op(self.item).expr, parent) if parent else None
+    def explanation(self, said: Prediction | None = None, size: Size = exact_bytes) -> str:
+        """Why the item is what it is, for a student who said `said`: where it lands in strides
+        (where the layout algebra models it), then what was measured on `x` and on the parent
+        the miss turns on (`miss_explanation`). It explains the verdict and never decides it."""
+        return miss_explanation(said, self.evidence, self.flips, size)
 
 
 def truth_table(evidence: Iterable[Evidence]) -> dict[int, ItemTruth]:
