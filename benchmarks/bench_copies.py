@@ -11,7 +11,7 @@
    gives them) against this machine's contiguous copy bandwidth measured in the same run: a plain
    `dst.copy_(src)` of a large contiguous float32 tensor, median of several.
 
-Run: .venv/bin/python benchmarks/bench_copies.py [--repeat N]
+Run: .venv/bin/python benchmarks/bench_copies.py [--repeat N] [--quick]
 """
 
 from __future__ import annotations
@@ -76,7 +76,9 @@ def row(name: str, mine: float, base: float, unit: str, target: str = "") -> str
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
-    repeat = parser.parse_args().repeat
+    parser.add_argument("--quick", action="store_true", help="the smallest run: --repeat 1")
+    args = parser.parse_args()
+    repeat = 1 if args.quick else args.repeat
 
     with tempfile.TemporaryDirectory() as folder:
         script = Path(folder) / "step.py"

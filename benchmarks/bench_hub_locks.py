@@ -16,7 +16,7 @@ The hub cache's effect, from the same requests: the lock (the student's first re
 asks the hub who it is and whether a student) against the reveal (the same work, the answer
 cached); the late lock does less work, so it is left out of that comparison.
 
-Run: .venv/bin/python benchmarks/bench_hub_locks.py [--students N] [--concurrency C]
+Run: .venv/bin/python benchmarks/bench_hub_locks.py [--students N] [--concurrency C] [--quick]
 """
 
 from __future__ import annotations
@@ -152,7 +152,10 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=300)
     parser.add_argument("--concurrency", type=int, default=64)
+    parser.add_argument("--quick", action="store_true", help="the smallest run: 2 students")
     args = parser.parse_args()
+    if args.quick:
+        args.students, args.concurrency = 2, 2
     students = [f"s{i:03d}" for i in range(args.students)]
     with tempfile.TemporaryDirectory() as tmp:
         port, *ports = free_ports(4)

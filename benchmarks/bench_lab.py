@@ -8,7 +8,7 @@
    2x, memory flat).
 3. Probing that expanded tensor against probing `x`.
 
-Run: .venv/bin/python benchmarks/bench_lab.py [--repeat N]
+Run: .venv/bin/python benchmarks/bench_lab.py [--repeat N] [--quick]
 """
 
 from __future__ import annotations
@@ -17,9 +17,11 @@ import argparse
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 import tracemalloc
 from collections.abc import Callable
+from pathlib import Path
 
 from viewcopy.display.draw import Diagram
 from viewcopy.engine.devices import available_devices
@@ -51,25 +53,31 @@ def peak_bytes(work: Callable[[], object]) -> int:
 
 
 COLD_REVEAL = """
-import tempfile, time
+import sys, tempfile, time
+from pathlib import Path
 import viewcopy
 with tempfile.TemporaryDirectory() as folder:
     predictions = {i: ("view", "slicing keeps the storage") for i in range(1, 21)}
     viewcopy.lock(predictions, directory=folder)
     started = time.perf_counter()
     viewcopy.reveal(predictions, directory=folder)
-    print(time.perf_counter() - started)
+    Path(sys.argv[1]).write_text(repr(time.perf_counter() - started))
 """
+"""The child writes its seconds to the file named by its argument: the lab prints to stdout."""
+
+
+def cold_reveal_once(result: Path) -> float:
+    """The first reveal's seconds in one fresh process; its own output is discarded."""
+    command = [sys.executable, "-c", COLD_REVEAL, str(result)]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+    return float(result.read_text())
 
 
 def cold_reveal_seconds(repeat: int) -> float:
     """Median time of the first reveal in `repeat` fresh processes (the set-up is not timed)."""
-    command = [sys.executable, "-c", COLD_REVEAL]
-    runs = [
-        float(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
-        for _ in range(repeat)
-    ]
-    return statistics.median(runs)
+    with tempfile.TemporaryDirectory() as folder:
+        result = Path(folder) / "seconds"
+        return statistics.median(cold_reveal_once(result) for _ in range(repeat))
 
 
 def import_torch_seconds(repeat: int) -> float:
@@ -89,7 +97,9 @@ def row(name: str, mine: float, base: float, unit: str = "ms", target: str = "")
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
-    repeat = parser.parse_args().repeat
+    parser.add_argument("--quick", action="store_true", help="the smallest run: --repeat 1")
+    args = parser.parse_args()
+    repeat = 1 if args.quick else args.repeat
     devices = available_devices()
 
     reveal = cold_reveal_seconds(repeat)

@@ -4,7 +4,7 @@ side by side in one run (each command and the baseline take turns; the median of
 Target: each of them at most 0.3 s. `viewcopy probe` is shown for contrast: it measures, so it
 loads torch.
 
-Run: .venv/bin/python benchmarks/bench_start.py [--repeats N]
+Run: .venv/bin/python benchmarks/bench_start.py [--repeats N] [--quick]
 """
 
 from __future__ import annotations
@@ -59,7 +59,9 @@ def once(command: list[str]) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=7)
-    repeats = parser.parse_args().repeats
+    parser.add_argument("--quick", action="store_true", help="the smallest run: --repeats 1")
+    args = parser.parse_args()
+    repeats = 1 if args.quick else args.repeats
     with tempfile.TemporaryDirectory() as tmp:
         timed = commands(Path(tmp))
         for command in timed.values():  # warm the page cache and the bytecode

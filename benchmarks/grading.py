@@ -334,16 +334,18 @@ class Measured:
 def main() -> int:
     cores = os.cpu_count() or 1
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="a smaller run: one hand-in a core")
     parser.add_argument(
-        "--students", type=int, help="hand-ins (default 4 a core, --cluster 8; --quick 1)"
+        "--quick", action="store_true", help="the smallest run: 2 hand-ins, 1 profiled"
+    )
+    parser.add_argument(
+        "--students", type=int, help="hand-ins (default 4 a core, --cluster 8 a core; --quick 2)"
     )
     parser.add_argument("--jobs", type=int, default=cores, help="the default run's workers")
     parser.add_argument("--profile", type=int, help="hand-ins profiled (default 4; --quick 1)")
     parser.add_argument("--keep", help="build the courses here and keep them")
     parser.add_argument("--cluster", action="store_true", help="the Dask cluster against the pool")
     args = parser.parse_args()
-    args.students = args.students or cores * (1 if args.quick else 8 if args.cluster else 4)
+    args.students = args.students or (2 if args.quick else cores * (8 if args.cluster else 4))
     if args.cluster:
         return cluster_main(args)
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])

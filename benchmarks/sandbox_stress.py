@@ -17,6 +17,7 @@ two gradings at once. Not a timed test: it counts what held, and prints it.
    output or log, and every forged line in the log reads as the kernel's.
 
 Run: .venv/bin/python benchmarks/sandbox_stress.py [--forks 100] [--rounds 20] [--quick]
+(--quick: 2 forks, 1 round, and of the escapes only forging the log, whose check needs it to run)
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ ESCAPES = (
     "reads_grader_secrets", "forges_log", "signals_everyone",
 )  # fmt: skip
 """The corpus's attacks on the grading machine (the rest attack the grade, not the machine)."""
+QUICK_ESCAPES = ("forges_log",)
+"""--quick's: the one escape a round's checks cannot pass without (the log must show it)."""
 INSIDE = """
 import json, os
 copy, host_root = os.stat("."), os.stat("/")
@@ -120,15 +123,15 @@ def forks(total: int) -> dict:
     }
 
 
-def escape_course(course: Path) -> None:
-    """A course of the escape attempts, each in an otherwise perfect hand-in, and one honest one
-    (perfect, never run: its grades are the same every round)."""
+def escape_course(course: Path, escape_ids: tuple[str, ...]) -> None:
+    """A course of the escape attempts `escape_ids`, each in an otherwise perfect hand-in, and
+    one honest one (perfect, never run: its grades are the same every round)."""
     base = {s.student_id: s for s in synthetic_class(REPO)}["perfect"]
     everyone = [replace(base, student_id="honest", profile="honest", runs=False)]
     everyone += [
         Student(sid, what, {**base.cells, **cells}, runs=False)
         for sid, (what, cells) in attacks(course).items()
-        if sid in ESCAPES
+        if sid in escape_ids
     ]
     build_course(REPO, course, {s.student_id: s.profile for s in everyone})
     hand_in_class(everyone, course)
@@ -158,15 +161,15 @@ def planted_on_host() -> list[str]:
     return [folder for top in HOST_TOPS for folder, _, files in os.walk(top) if PLANTED in files]
 
 
-def escapes(rounds: int) -> dict:
-    """`rounds` rounds, two courses graded at once each, every core busy."""
+def escapes(rounds: int, escape_ids: tuple[str, ...]) -> dict:
+    """`rounds` rounds, two courses holding `escape_ids` graded at once each, every core busy."""
     work = Path(tempfile.mkdtemp(prefix="viewcopy-stress-"))
     courses = [work / "a" / "course", work / "b" / "course"]
     held, failures, first = 0, [], None
     cores = os.cpu_count() or 1
     try:
         for course in courses:
-            escape_course(course)
+            escape_course(course, escape_ids)
         os.environ["VIEWCOPY_PLANTED_SECRET"] = SECRET
         with multiprocessing.Pool(cores) as load:
             load.map_async(busy, [3600.0] * cores)
@@ -198,10 +201,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--forks", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--quick", action="store_true", help="10 forks, 2 rounds")
+    parser.add_argument(
+        "--quick", action="store_true", help="the smallest run: 2 forks, 1 round, 1 escape"
+    )
     args = parser.parse_args()
+    escape_ids = QUICK_ESCAPES if args.quick else ESCAPES
     if args.quick:
-        args.forks, args.rounds = 10, 2
+        args.forks, args.rounds = 2, 1
     if (problem := bwrap_problem()) is not None:
         sys.exit(f"no sandbox here: {problem}")
     cores = os.cpu_count()
@@ -217,10 +223,10 @@ def main() -> None:
         f"({time.monotonic() - started:.0f} s)"
     )
     started = time.monotonic()
-    escaped = escapes(args.rounds)
+    escaped = escapes(args.rounds, escape_ids)
     print(
         f"escapes: {escaped['held']} of {escaped['rounds']} rounds held (two gradings at once, "
-        f"{len(ESCAPES)} escape attempts each) ({time.monotonic() - started:.0f} s)"
+        f"{len(escape_ids)} escape attempt(s) each) ({time.monotonic() - started:.0f} s)"
     )
     print(json.dumps({"forks": forked, "escapes": escaped}))
     good = (
