@@ -93,7 +93,7 @@ def test_rules_after_and_the_five_are_printed_and_never_displayed_as_html(
     assert "onerror" in capsys.readouterr().out  # the student's words, printed as text
 
 
-def test_what_classify_returns_or_raises_is_printed_as_text(html_displays, capsys):
+def test_what_classify_returns_or_raises_is_printed_as_text(revealed, html_displays, capsys):
     cases = [Case("a transpose", "torch.arange(24.).reshape(4, 6)", "x.t()")]
 
     def returns(op_result, parent):

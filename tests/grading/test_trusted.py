@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from viewcopy.course import check_record
 from viewcopy.exercise.predictions import TWENTY
 from viewcopy.instructor.master import measured_predictions
-from viewcopy.notebook import checks, lock
+from viewcopy.notebook import checks, lock, reveal
 from viewcopy.notebook.miss_lines import parse_misses
 from viewcopy.plugins.trusted import HandedIn, MasterCell, check_call, master_cases, rejudge
 
@@ -54,6 +54,7 @@ def locked_folder(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the kernel's own checks read the lock beside the notebook
     predictions = measured_predictions()
     lock(predictions, directory=tmp_path)
+    reveal(predictions, directory=tmp_path)  # the kernel's checks judge after the reveal
     return tmp_path, predictions
 
 
@@ -94,7 +95,7 @@ def test_an_erroring_cell_is_left_to_nbgrader(tmp_path):
     assert broken.outputs == [error]
 
 
-def test_classify_answers_are_judged_against_the_graders_measurement(tmp_path):
+def test_classify_answers_are_judged_against_the_graders_measurement(revealed, tmp_path):
     cases = master_cases(TRAPS_CELL, check_call(TRAPS_CELL))
     always_view = checks.classify_credit(lambda r, p: "view", cases, points=2)
     assert always_view == 1  # x[2:] is a view, x.clone() a copy
