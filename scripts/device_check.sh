@@ -84,12 +84,14 @@ if [ "$has_cuda" != True ]; then
 else
     # (c) what a copy costs, on CUDA
     if step costs 90 "$PY" -c 'import pandas as pd
+from viewcopy.display.cost_figure import cost_table
 from viewcopy.engine.cost import measure_costs
 pd.set_option("display.width", 200)
 report = measure_costs("cuda")
-print(report.table().to_string())
+print(cost_table(report).to_string())
 copies = ", ".join(f"{r.name} {r.of_floor:.0%}" for r in report.rows[1:3])
-print(f"detail: floor {report.floor_gbs:.0f} GB/s; {copies} of floor")'; then
+busy = " (too busy: no share shown)" if not report.floor.compares(r.bandwidth_gbs for r in report.rows) else ""
+print(f"detail: floor {report.floor.gbs:.0f} GB/s{busy}; {copies} of floor")'; then
         say PASS costs "$(grep '^detail: ' "$work/costs.out" | sed 's/^detail: //')"
     else
         say FAIL costs "measure_costs(\"cuda\") exit $rc: $(tail -1 "$work/costs.out")"

@@ -3,7 +3,7 @@ storage witness on each line) and which copy only inside a compute kernel (the r
 torch's profiler shows on each line alone); the copies' share of the forward they ran in;
 PRODUCTION parsed, locked, profiled and credited like the other locked parts, a student who
 applies the lab's rules earning it all, and the sheet showing every figure in its unit, however
-extreme the measurement."""
+extreme the measurement, and a share of the copy floor only where it can be true."""
 
 from __future__ import annotations
 
@@ -18,8 +18,10 @@ from support.shown import A_TIME, bare_numbers, raw_floats
 import viewcopy
 from viewcopy import notebook as lab
 from viewcopy.demo.synthetic import production_by_rules
+from viewcopy.display import units
 from viewcopy.display.production_sheet import ProductionSheet
 from viewcopy.engine.copy_trace import INTERNAL, LineCopies
+from viewcopy.engine.cost import BUSY_SPREAD, FLOOR_TOLERANCE, CopyFloor
 from viewcopy.engine.devices import available_devices
 from viewcopy.exercise.part import Prediction, PredictionError
 from viewcopy.exercise.production_model import (
@@ -49,7 +51,7 @@ def test_the_layout_copies_are_the_storage_witness_s_and_the_rest_copies_nobody_
 def test_the_copies_are_a_share_of_the_runs_they_ran_in_never_above_all(device):
     profile = profile_forward(device, runs=3)
     assert 0 < profile.copy_s <= profile.forward_s and 0 < profile.share <= 1
-    assert profile.floor_gbs > 0 and set(profile.lines) == copy_lines(device)
+    assert profile.floor.gbs > 0 and set(profile.lines) == copy_lines(device)
     layout = next(iter(profile.lines.values()))
     assert profile.bandwidth_gbs(layout) == pytest.approx(2 * layout.bytes / layout.seconds / 1e9)
 
@@ -143,13 +145,38 @@ def test_the_sheet_shows_every_measurement_in_its_unit_however_extreme(measured,
     assert not bare_numbers(" ".join(shown.frame[MEASURED].to_numpy().ravel()))
 
 
+@pytest.mark.parametrize(
+    ("floor", "shown"),
+    [
+        (CopyFloor("cpu", 100.0, 1.0), True),  # 131 KB in 10 µs: 13.1 GB/s, 13% of it
+        (CopyFloor("cpu", 13.1 / (1 + FLOOR_TOLERANCE) / 1.01, 1.0), False),  # beaten: busy
+        (CopyFloor("cpu", 100.0, BUSY_SPREAD * 2), False),  # its runs spread wide
+    ],
+)
+def test_a_share_of_the_floor_is_shown_only_where_it_can_be_true(floor, shown):
+    copies = {n: LineCopies(n, kernels=["aten::clone"], count=1, bytes=65536, seconds=1e-5)
+              for n in copy_lines()}  # fmt: skip
+    sheet = ProductionSheet(*_predicted_and_locked(), ProductionProfile(
+        "cpu", copies, {}, 1e-3, 1e-5 * len(copies), RUNS, floor))  # fmt: skip
+    cells = {sheet.frame.loc[n, "bandwidth (of floor)"] for n in copy_lines()}
+    if shown:
+        assert cells == {"13.1 GB/s (13%)"}
+        assert "copy floor, 100 GB/s" in sheet.headline()
+        assert f"past {units.share(1 + FLOOR_TOLERANCE)}" in sheet.headline()
+    else:
+        assert cells == {f"13.1 GB/s ({units.BUSY})"}
+        assert units.TOO_BUSY in sheet.headline()
+        assert units.rate(floor.gbs) not in sheet.headline()
+
+
 def _profile(measured: float, nbytes: int) -> ProductionProfile:
     """A profile whose every time, size and rate is `measured` (or `nbytes`): the layout copies
     on the lines that copy, one copy nobody wrote on the first line."""
     copies = {n: LineCopies(n, kernels=["aten::clone"], count=2, bytes=nbytes, seconds=measured)
               for n in copy_lines()}  # fmt: skip
     internal = {1: LineCopies(1, INTERNAL, ["aten::copy_"], 1, nbytes, measured)}
-    return ProductionProfile("cpu", copies, internal, measured, measured, RUNS, measured)
+    floor = CopyFloor("cpu", measured, 1.0)
+    return ProductionProfile("cpu", copies, internal, measured, measured, RUNS, floor)
 
 
 def _predicted_and_locked() -> tuple[dict[int, Prediction], LockStatus]:

@@ -1,5 +1,6 @@
 """What a copy costs, shown: a table in units a person reads, and a figure of each row's
-bandwidth against the floor and the bytes each kept.
+bandwidth against the copy floor and the bytes each kept; where the machine was too busy for a
+share of the floor to be true, each says so in words instead of the floor and the shares.
 
 The figure is a matplotlib Figure (no pyplot, no GUI backend): a notebook shows it as a static
 PNG, which survives nbgrader's feedback HTML, with a text alternative that says every bar's value.
@@ -12,6 +13,7 @@ from __future__ import annotations
 import base64
 import html
 import io
+import textwrap
 
 import matplotlib
 import pandas as pd
@@ -19,7 +21,7 @@ from matplotlib.figure import Figure
 
 from viewcopy.display import units
 from viewcopy.display.table import INK, html_table
-from viewcopy.engine.cost import CostReport
+from viewcopy.engine.cost import FLOOR_TOLERANCE, CostReport
 
 FLOOR_COLOR = "#c44e52"
 BAR_COLOR = "#4c72b0"
@@ -41,6 +43,18 @@ def _title(report: CostReport) -> str:
     return f"What a copy costs on {report.device}: float32 activation {shape}"
 
 
+def _compared(report: CostReport) -> bool:
+    """Whether the rows' bandwidth can be read against the floor measured with them."""
+    return report.floor.compares(row.bandwidth_gbs for row in report.rows)
+
+
+def _shares(report: CostReport) -> list[str]:
+    """Each row's share of the floor, or that the machine was too busy to measure it."""
+    if not _compared(report):
+        return [units.BUSY for _ in report.rows]
+    return [units.share(report.floor.share(row.bandwidth_gbs)) for row in report.rows]
+
+
 def cost_table(report: CostReport) -> pd.DataFrame:
     """One line per row, in the order measured: what it kept, its copy kernels, its median time,
     the bytes it moved per second and that against the floor ("—" where it moved nothing)."""
@@ -53,15 +67,16 @@ def cost_table(report: CostReport) -> pd.DataFrame:
                 "copy kernels": units.kernels(row.copy_kernels),
                 "median time": units.seconds(row.median_s),
                 "moved": units.rate(row.bandwidth_gbs) if row.bandwidth_gbs else units.NONE,
-                "of floor": units.share(row.of_floor) if row.bandwidth_gbs else units.NONE,
+                "of floor": share if row.bandwidth_gbs else units.NONE,
             }
-            for row in report.rows
+            for row, share in zip(report.rows, _shares(report), strict=True)
         ]
     ).set_index("call")
 
 
 def cost_figure(report: CostReport) -> Figure:
-    """Two panels: bandwidth (GB/s) with the floor as a line, and bytes allocated (MB)."""
+    """Two panels: bandwidth (GB/s) with the floor as a line (in words instead where the machine
+    was too busy), and bytes allocated (MB)."""
     with matplotlib.rc_context(STYLE):
         return _drawn(report)
 
@@ -71,11 +86,14 @@ def _drawn(report: CostReport) -> Figure:
     speed, memory = figure.subplots(2, 1, sharex=True)
     names = [row.name for row in report.rows]
     bars = speed.bar(names, [row.bandwidth_gbs for row in report.rows], color=BAR_COLOR)
-    speed.bar_label(bars, labels=[units.share(row.of_floor) for row in report.rows], padding=2)
-    speed.axhline(report.floor_gbs, color=FLOOR_COLOR, linestyle="--", label="floor: copy_")
+    if _compared(report):
+        speed.bar_label(bars, labels=_shares(report), padding=2)
+        speed.axhline(report.floor.gbs, color=FLOOR_COLOR, linestyle="--", label="floor: copy_")
+        speed.legend(loc="upper left")
+    else:
+        speed.set_title(textwrap.fill(units.TOO_BUSY, 100), fontsize="medium")
     speed.margins(y=0.15)
     speed.set_ylabel("GB/s moved (read + write)")
-    speed.legend(loc="upper left")
     kept = [row.bytes_allocated for row in report.rows]
     bars = memory.bar(names, [nbytes / 1e6 for nbytes in kept], color=BAR_COLOR)
     memory.bar_label(bars, labels=[units.size(nbytes) for nbytes in kept], padding=2)
@@ -88,16 +106,27 @@ def _drawn(report: CostReport) -> Figure:
 
 def cost_alt(report: CostReport) -> str:
     """The figure in words: what each panel shows and every bar's value, in its unit."""
-    speeds = "; ".join(
-        f"{row.name}: {units.rate(row.bandwidth_gbs)} ({units.share(row.of_floor)} of the floor)"
-        for row in report.rows
-    )
     kept = "; ".join(f"{row.name}: {units.size(row.bytes_allocated)}" for row in report.rows)
     return (
         f"{_title(report)}. Bar chart in two panels, a bar per call. Top, the bytes each call "
-        f"moved per second (read plus write) against the floor, copy_ at "
-        f"{units.rate(report.floor_gbs)} (a dashed line): {speeds}. Bottom, the memory each "
-        f"call allocated: {kept}."
+        f"moved per second (read plus write){_speeds(report)} Bottom, the memory each call "
+        f"allocated: {kept}."
+    )
+
+
+def _speeds(report: CostReport) -> str:
+    """The top panel's bars in words, against the floor where it can be read."""
+    if not _compared(report):
+        rates = "; ".join(f"{row.name}: {units.rate(row.bandwidth_gbs)}" for row in report.rows)
+        return f": {rates}. {units.TOO_BUSY}"
+    speeds = "; ".join(
+        f"{row.name}: {units.rate(row.bandwidth_gbs)} ({share} of the floor)"
+        for row, share in zip(report.rows, _shares(report), strict=True)
+    )
+    return (
+        f" against the floor, the fastest plain copy_ here, at {units.rate(report.floor.gbs)} (a "
+        f"dashed line; a share past {units.share(1 + FLOOR_TOLERANCE)} would say the machine was "
+        f"busy while it ran, and is not shown): {speeds}."
     )
 
 

@@ -1,7 +1,8 @@
 """The production model's sheet: each line of its forward, the student's prediction and, once
 profiled, what it dispatched. Layout copies (what PRODUCTION predicts) with their kernels, bytes,
-time and bandwidth against the copy floor; kernel-internal copies beside them, labelled as copies
-nobody wrote and not graded; and the copies' share of the forward they ran in."""
+time and bandwidth against the copy floor (in words instead where the machine was too busy for a
+share of it to be true); kernel-internal copies beside them, labelled as copies nobody wrote and
+not graded; and the copies' share of the forward they ran in."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import pandas as pd
 from viewcopy.display import units
 from viewcopy.display.part_sheet import PartSheet
 from viewcopy.engine.copy_trace import LineCopies
+from viewcopy.engine.cost import FLOOR_TOLERANCE
 from viewcopy.exercise.part import Prediction
 from viewcopy.exercise.production_model import ProductionProfile, forward_listing
 from viewcopy.locking.flow import LockStatus
@@ -70,7 +72,25 @@ class ProductionSheet(PartSheet):
         if copies is None:
             return units.NONE
         gbs = self.profile.bandwidth_gbs(copies)
-        return f"{units.rate(gbs)} ({units.share(units.ratio(gbs, self.profile.floor_gbs))})"
+        if not self._compared:
+            return f"{units.rate(gbs)} ({units.BUSY})"
+        return f"{units.rate(gbs)} ({units.share(units.ratio(gbs, self.profile.floor.gbs))})"
+
+    @property
+    def _compared(self) -> bool:
+        """Whether the layout copies' bandwidth can be read against the floor measured with them."""
+        rates = (self.profile.bandwidth_gbs(row) for row in self.profile.lines.values())
+        return self.profile.floor.compares(rates)
+
+    def _floor(self) -> str:
+        if not self._compared:
+            return f"bandwidth is read plus write. {units.TOO_BUSY}"
+        return (
+            f"bandwidth is read plus write against this machine's copy floor, "
+            f"{units.rate(self.profile.floor.gbs)}, the fastest of its plain copy_ runs (a share "
+            f"past {units.share(1 + FLOOR_TOLERANCE)} would say the machine was busy while they "
+            f"ran, and is not shown)."
+        )
 
     def headline(self) -> str:
         if self.profile is None:
@@ -85,9 +105,8 @@ class ProductionSheet(PartSheet):
             f"kernels ({layout} layout, {internal} nobody wrote), {units.size(moved)}, "
             f"{units.seconds(profile.copy_s)} of a {units.seconds(profile.forward_s)} forward "
             f"({units.share(profile.share)}) on {profile.device}: medians of {profile.runs} "
-            f"warm profiled runs, the copies timed in the runs they are a share of; bandwidth "
-            f"is read plus write against this machine's copy floor, "
-            f"{units.rate(profile.floor_gbs)}. {self.lock.reason}"
+            f"warm profiled runs, the copies timed in the runs they are a share of; "
+            f"{self._floor()} {self.lock.reason}"
         )
 
     def below(self) -> str:

@@ -1,8 +1,9 @@
 """Numbers as a person reads them: times in ns, µs, ms or s, sizes in B, KB, MB or GB (decimal),
 rates in GB/s, shares in %, kernels as a comma list, and "—" for none. Never a raw float: at most
 three significant digits, tiny values as a bound (`<1 ns`, `<0.01 GB/s`, `<0.1%`), zero as `0`,
-and "—" for what was not measured (NaN, infinite). CSV and JSON keep the raw numbers, in named
-units (`_s`, `_bytes`, `_gbs`)."""
+and "—" for what was not measured (NaN, infinite); in words where the machine was too busy for a
+share of the copy floor to be true. CSV and JSON keep the raw numbers, in named units (`_s`,
+`_bytes`, `_gbs`)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ NONE = "—"
 TIMES = ((1, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
 SIZES = ((1e9, "GB"), (1e6, "MB"), (1e3, "KB"), (1, "B"))
 """Each unit with the least value it shows, largest first; below the last, a bound."""
+BUSY = "machine too busy"
+"""Shown where a share of the copy floor would be, when the machine was too busy to measure it."""
+TOO_BUSY = (
+    "This machine was too busy to measure bandwidth against its copy floor, so no share of it is "
+    "shown: run this cell again when the machine is idle."
+)
 
 
 def seconds(value: float | None) -> str:

@@ -19,7 +19,7 @@ import torch
 from torch import nn
 
 from viewcopy.engine.copy_trace import INTERNAL, LAYOUT, LineCopies, trace_copies
-from viewcopy.engine.cost import copy_floor_gbs
+from viewcopy.engine.cost import CopyFloor, copy_floor
 from viewcopy.engine.devices import synchronize
 from viewcopy.engine.profiler_events import UNAVAILABLE
 
@@ -66,7 +66,8 @@ class ProductionProfile:
     """The forward's copies by listed line, split by what dispatched them (engine.copy_trace):
     the layout copies (`lines`, what PRODUCTION predicts) and the kernel-internal ones
     (`internal`: copies nobody wrote, shown, not graded); the forward's time and its copies' time
-    in the same profiled warm runs (medians), and the copy floor to read a line's bandwidth by."""
+    in the same profiled warm runs (medians), and the copy floor to read a line's bandwidth by
+    (measured after them, at the most bytes one copy moved)."""
 
     device: str
     lines: Mapping[int, LineCopies]
@@ -74,7 +75,7 @@ class ProductionProfile:
     forward_s: float
     copy_s: float
     runs: int
-    floor_gbs: float
+    floor: CopyFloor
 
     @property
     def share(self) -> float:
@@ -112,7 +113,7 @@ def profile_forward(device: str = "cpu", runs: int = RUNS) -> ProductionProfile:
     moved = max((row.bytes for row in trace.copies.values()), default=0)
     return ProductionProfile(
         device, rows[LAYOUT], rows[INTERNAL], statistics.median(trace.run_seconds),
-        statistics.median(trace.copy_seconds), runs, copy_floor_gbs(moved, device),
+        statistics.median(trace.copy_seconds), runs, copy_floor(moved, device),
     )  # fmt: skip
 
 
