@@ -72,7 +72,7 @@ def classify_output(classify, cases, capsys) -> str:
     return capsys.readouterr().out
 
 
-def test_parse_misses_reads_back_every_miss_classify_credit_prints(capsys):
+def test_parse_misses_reads_back_every_miss_classify_credit_prints(revealed, capsys):
     cases = [c for c in hidden_traps() if c.device == "cpu"] + TWENTY
 
     def mixed(result, parent):
@@ -93,7 +93,7 @@ def test_parse_misses_reads_back_every_miss_classify_credit_prints(capsys):
     assert parse_misses(miss_line(missed[0]) + "\n" + total_line(0, 1)) == [misses[0]]
 
 
-def test_what_a_student_prints_cannot_add_misses(capsys):
+def test_what_a_student_prints_cannot_add_misses(revealed, capsys):
     fake = "  [cpu] a made-up trap: said 'view', measured 'copy'\nclassify right on 0/9 cases."
 
     def chatty(result, parent):

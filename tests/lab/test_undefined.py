@@ -11,7 +11,8 @@ from viewcopy.notebook import undefined
 
 
 @pytest.fixture
-def shell(capsys):
+def shell(capsys, monkeypatch):
+    monkeypatch.delenv("NBGRADER_EXECUTION", raising=False)
     shell = InteractiveShell.instance()
     assert undefined.install()
     yield shell
@@ -54,3 +55,12 @@ def test_a_name_error_inside_a_library_keeps_its_traceback(shell, tmp_path, caps
     shell.run_cell("broken_module.f()")
     said = capsys.readouterr().out
     assert "missing_name" in said and "not defined in this kernel yet" not in said
+
+
+def test_autograde_keeps_the_error_as_it_happened(monkeypatch):
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    InteractiveShell.instance()
+    try:
+        assert not undefined.install()  # the feedback shows IPython's own traceback
+    finally:
+        InteractiveShell.clear_instance()

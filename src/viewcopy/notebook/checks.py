@@ -168,7 +168,10 @@ def _part_credit(
     hand-in, its lock judged, then the part's own assessment; credit only when locked before
     looking. A twenty that does not parse fails the cell (validate names it); a later part that
     cannot be read earns nothing and says why. Before the twenty's reveal, in the kernel, only
-    TRUTH_FIRST."""
+    TRUTH_FIRST (a twenty that does not parse still fails the cell: its problems are the
+    sheet's own, nothing measured)."""
+    if part is TWENTY and context.withholds_truth():
+        part.parse(value, part.keys(context.lock_record()))
     if (early := _before_reveal(context, record)) is not None:
         return early
     if (reason := context.not_written(value, part.label)) is not None:

@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import ast
 
+from viewcopy.locking.file import autograding
 from viewcopy.locking.own_notebook import own_notebook
 
 
 def install() -> bool:
-    """Explain NameErrors in this IPython kernel's cells; False outside IPython."""
+    """Explain NameErrors in this IPython kernel's cells; False outside IPython, and under
+    `nbgrader autograde` (the feedback shows the error as it happened)."""
     from IPython import get_ipython
 
     shell = get_ipython()
-    if shell is None:
+    if shell is None or autograding():
         return False
     shell.set_custom_exc((NameError,), _explained)
     return True
