@@ -165,6 +165,8 @@ def test_before_the_next_ops_are_locked_the_cell_shows_no_score_and_says_what_co
     assert "scored once your next ops test them" in said
     assert "viewcopy.lock_next(NEXT_PREDICTIONS), then run this cell again" in said
     assert "/2" not in said and "untested" not in said
+    right = measured_predictions()  # nothing missed: nothing to test, so it scores at once
+    assert repr(checks.rules_after_credit(right, {}, points=2)) == "2.0"
     viewcopy.lock_next(right_next())
     assert repr(checks.rules_after_credit(missed_sheet(item), {item: "strides"}, points=2)) == "2.0"
 

@@ -255,7 +255,7 @@ def rules_after_credit(
     lock_record = context.lock_record()
     held = next_ops_held(lock_record)
     found = {item: _rule_after(item, rules_after.get(item), held) for item in missed}
-    if context.before_deadline and held and lock_record.part(NEXT.key) is None:
+    if context.before_deadline and found and held and lock_record.part(NEXT.key) is None:
         return _until_tested(found, record)
     for item, (_, _, line) in found.items():
         if line:
