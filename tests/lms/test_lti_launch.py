@@ -156,7 +156,8 @@ def test_the_hub_says_what_to_give_the_lms(hub, platform):
     assert "password" not in hub.output()
     # the registration is kept in the course's lms/ folder, with the course's own key
     kept = json.loads((hub.state.lms / REGISTRATION_FILE).read_text())
-    assert kept == {**platform.registration(), "username_claim": "sub"}
+    given = {k: v for k, v in platform.registration().items() if k != "deployment_id"}
+    assert kept == {**given, "deployment_ids": [platform.deployment_id], "username_claim": "sub"}
     key = ToolKey.ensure(hub.state.lms)
     assert stat.S_IMODE(key.path.stat().st_mode) == 0o600
     assert hub.printed("key id") == key.kid
@@ -327,9 +328,58 @@ def test_forged_and_replayed_launches_are_refused(hub, platform):
     assert hub.user(hub_name(MALLORY.user_id)) is None
 
     # A login initiated from another platform, or for another deployment, goes no further.
-    for asked in ({"iss": "https://lms.elsewhere.example"}, {"lti_deployment_id": "other"}):
-        refused = fresh_login(requests.Session(), hub, platform, **asked)
-        assert refused["status"] == 400 and "is not one of its launches" in refused["text"]
+    refused = fresh_login(requests.Session(), hub, platform, iss="https://lms.elsewhere.example")
+    assert refused["status"] == 400 and "is not one of its launches" in refused["text"]
+    refused = fresh_login(requests.Session(), hub, platform, lti_deployment_id="other")
+    assert refused["status"] == 400
+    assert "viewcopy lms deployment add other" in html.unescape(refused["text"])
+
+
+def viewcopy_lms(*args: str) -> subprocess.CompletedProcess:
+    viewcopy = str(Path(sys.executable).parent / "viewcopy")
+    return subprocess.run(
+        [viewcopy, "lms", *args], capture_output=True, text=True, timeout=120, check=False
+    )
+
+
+def test_a_second_deployment_launches_once_added_without_a_restart(hub, platform):
+    """Canvas makes a deployment per course-level install: its launches are refused, naming the
+    command that adds it; once added, the running hub takes them."""
+    second = "deployment-course-install-2"
+    session = requests.Session()
+    login = fresh_login(session, hub, platform, lti_deployment_id="")
+    token = platform.id_token(ASSISTANT.user_id, login["nonce"], **{DEPLOYMENT_CLAIM: second})
+    answer = post_launch(session, hub, token, login["state"])
+    said = html.unescape(answer.text)
+    assert answer.status_code == 403 and f"deployment {second!r}" in said, said[-2000:]
+    added = f"viewcopy lms deployment add {second} --course {hub.state.course_root}"
+    assert added in said and not logged_in(session)
+    run = viewcopy_lms("deployment", "add", second, "--course", str(hub.state.course_root))
+    assert run.returncode == 0, run.stderr
+    session = requests.Session()
+    login = fresh_login(session, hub, platform, lti_deployment_id=second)
+    token = platform.id_token(ASSISTANT.user_id, login["nonce"], **{DEPLOYMENT_CLAIM: second})
+    assert post_launch(session, hub, token, login["state"]).status_code == 302
+    assert logged_in(session)
+
+
+def test_the_platform_rotating_its_key_is_followed(hub, platform, tmp_path):
+    """The hub keeps the platform's keys; a launch signed with a new key (a new kid) is taken,
+    its key fetched again, and one signed with the retired key is then refused."""
+    session = requests.Session()
+    login = fresh_login(session, hub, platform)
+    retired = platform.id_token(STUDENT.user_id, login["nonce"])
+    rotated = ToolKey.ensure(tmp_path)  # a new RSA pair, as the platform writes it (PEM)
+    (platform.folder / "platform_key.pem").write_text(rotated.private_pem)
+    (platform.folder / "platform_public.pem").write_text(rotated.public_pem)
+    fresh = platform.id_token(STUDENT.user_id, login["nonce"])
+    assert post_launch(session, hub, fresh, login["state"]).status_code == 302
+    session = requests.Session()
+    login = fresh_login(session, hub, platform)
+    answer = post_launch(session, hub, retired, login["state"])
+    said = html.unescape(answer.text)
+    assert answer.status_code == 400 and "does not hold" in said, said[-2000:]
+    assert not logged_in(session)
 
 
 def test_a_bad_registration_is_one_error_naming_the_field_and_the_file(tmp_path, platform):

@@ -139,8 +139,8 @@ def lti_welcome(state: HubState) -> str:
         [
             f"JupyterHub for {state.course_id}: {state.url}",
             f"  login: LTI 1.3 launches from {registration.issuer} (client "
-            f"{registration.client_id}, deployment {registration.deployment_id}); Learners are "
-            "students, Instructors and TeachingAssistants graders",
+            f"{registration.client_id}, deployment(s) {', '.join(registration.deployment_ids)}); "
+            "Learners are students, Instructors and TeachingAssistants graders",
             "  give the LMS (docs/lms.md):",
             *(f"    {what}: {url}" for what, url in hub_urls(state.url).items()),
             f"    key id: {ToolKey.ensure(state.lms).kid}",

@@ -1,10 +1,13 @@
 """The hub's LTI 1.3 login: students and graders launch from the course's LMS.
 
 jupyterhub-ltiauthenticator (1.6.3) does the launch as the standard says: the OIDC login with
-its state and nonce cookies, the id_token's signature against the platform's key set, its
-issuer, audience, expiry, age and nonce. What the course adds, from its `lms/` folder:
+its state and nonce cookies, the id_token's issuer, audience, expiry, age and nonce. What the
+course adds, from its `lms/` folder:
 
-- only the registration's deployment launches (ltiauthenticator reads no deployment id);
+- the id_token's signature checked with the platform's keys kept in memory (`PlatformKeys`),
+  fetched again only for a key id they lack (ltiauthenticator fetches them at every launch);
+- only the registration's deployments launch (ltiauthenticator reads no deployment id), as the
+  file says at each launch: `viewcopy lms deployment add` needs no restart;
 - the hub name is the registration's `username_claim` (default `sub`: the LMS's stable id),
   made JupyterHub-safe (`hub_name`);
 - the LMS role decides the group (`course_group`): a Learner is a student
@@ -21,18 +24,26 @@ from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlparse
 
+import jwt
 from jupyterhub.handlers import BaseHandler
 from jupyterhub.utils import url_path_join
 from ltiauthenticator.lti13.auth import LTI13Authenticator
 from ltiauthenticator.lti13.constants import LTI13_CUSTOM_CLAIM
-from ltiauthenticator.lti13.error import LoginError
-from ltiauthenticator.lti13.handlers import LTI13LoginInitHandler
+from ltiauthenticator.lti13.error import InvalidAudienceError, LoginError, TokenError
+from ltiauthenticator.lti13.handlers import LTI13CallbackHandler, LTI13LoginInitHandler
+from ltiauthenticator.lti13.validator import LTI13LaunchValidator
+from ltiauthenticator.utils import convert_request_to_dict
 from tornado.web import HTTPError
 from traitlets import Unicode, default
 
-from viewcopy.lms.keys import ToolKey
+from viewcopy.lms.keys import PlatformKeyError, PlatformKeys, ToolKey
 from viewcopy.lms.link import DEPLOYMENT_CLAIM, ROLES_CLAIM, CourseLink, LinkMismatch
-from viewcopy.lms.registration import REGISTRATION_FILE, Registration, hub_name
+from viewcopy.lms.registration import (
+    REGISTRATION_FILE,
+    Registration,
+    UnknownDeployment,
+    hub_name,
+)
 from viewcopy.lms.tool import CALLBACK_PATH, KEY_SET_PATH, LOGIN_PATH
 
 LIS = "http://purl.imsglobal.org/vocab/lis/v2/"
@@ -92,19 +103,18 @@ class CourseLoginInitHandler(LTI13LoginInitHandler):
         asked = {
             "iss": (self.get_argument("iss", ""), registration.issuer),
             "client_id": (self.get_argument("client_id", ""), registration.client_id),
-            "lti_deployment_id": (
-                self.get_argument("lti_deployment_id", ""),
-                registration.deployment_id,
-            ),
         }
         for name, (given, registered) in asked.items():
             if given and given != registered:
                 raise refused(
                     400,
                     f"this hub is registered with {registration.issuer} (client "
-                    f"{registration.client_id}, deployment {registration.deployment_id}); "
-                    f"a login with {name} {given!r} is not one of its launches",
+                    f"{registration.client_id}); a login with {name} {given!r} is not one of "
+                    "its launches",
                 )
+        deployment = self.get_argument("lti_deployment_id", "")
+        if deployment:
+            self.authenticator.check_deployment(deployment, "this login", status=400)
         super().post()
 
     get = post  # the OIDC login may come as GET or POST (the base binds its own post)
@@ -132,6 +142,45 @@ class CourseLoginInitHandler(LTI13LoginInitHandler):
         self._set_cookie(key, value, expires_days=1, httponly=True, encrypted=True, **cross_site)
 
 
+class CourseCallbackHandler(LTI13CallbackHandler):
+    """ltiauthenticator's launch, its id_token verified with the platform's keys as the
+    authenticator keeps them rather than fetched anew at every launch."""
+
+    def decode_and_validate_launch_request(self) -> dict:
+        """The launch's id_token, verified and validated as ltiauthenticator does (ValidationError
+        subclasses, which its `post` answers 400 or 401)."""
+        validator = LTI13LaunchValidator(parent=self.app)
+        args = convert_request_to_dict(self.request.arguments)
+        validator.validate_auth_response(args)
+        self.check_state()  # the state of the login this browser started: no CSRF
+        id_token = verified_id_token(
+            args.get("id_token"), self.authenticator, leeway_s=validator.time_leeway
+        )
+        validator.validate_id_token(id_token)
+        validator.validate_azp_claim(id_token, self.authenticator.client_id)
+        self.check_nonce(id_token)  # the nonce of that login: no replay
+        return id_token
+
+
+def verified_id_token(encoded: str, authenticator, leeway_s: int) -> dict:
+    """The claims of `encoded`, signed by one of the platform's keys, for this issuer and client;
+    TokenError (InvalidAudienceError for another client) saying why not."""
+    try:
+        key = authenticator.platform_keys.signing_key(encoded)
+        return jwt.decode(
+            encoded,
+            key.key,
+            algorithms=authenticator.jwks_algorithms,
+            audience=authenticator.client_id,
+            issuer=authenticator.issuer,
+            leeway=leeway_s,
+        )
+    except jwt.InvalidAudienceError as exc:
+        raise InvalidAudienceError(str(exc)) from None
+    except (jwt.PyJWTError, PlatformKeyError) as exc:
+        raise TokenError(str(exc)) from None
+
+
 class KeySetHandler(BaseHandler):
     """The course's public key set: the LMS checks the tool's signed token requests with it."""
 
@@ -146,6 +195,7 @@ class CourseLTI13Authenticator(LTI13Authenticator):
 
     login_service = "your course's LMS"
     login_handler = CourseLoginInitHandler
+    callback_handler = CourseCallbackHandler
 
     lms_folder = Unicode(
         config=True,
@@ -186,14 +236,31 @@ class CourseLTI13Authenticator(LTI13Authenticator):
         # a bad registration or key file stops the hub at its start, naming the file and field
         self.tool_key()
         self.log.info(
-            "LTI 1.3: launches from %s, client %s, deployment %s",
+            "LTI 1.3: launches from %s, client %s, deployment(s) %s",
             *(self.registration.issuer, self.registration.client_id),
-            self.registration.deployment_id,
+            ", ".join(self.registration.deployment_ids),
         )
 
     @cached_property
     def registration(self) -> Registration:
+        """The registration as the hub started with it."""
         return Registration.read(Path(self.lms_folder) / REGISTRATION_FILE)
+
+    @cached_property
+    def platform_keys(self) -> PlatformKeys:
+        """The platform's public keys, kept for the hub's life (fetched again on a new kid)."""
+        return PlatformKeys(self.jwks_endpoint)
+
+    def check_deployment(self, deployment: object, what: str, status: int) -> None:
+        """Refuse (HTTP `status`, saying how to add it) a deployment the registration lacks, as
+        its file says now."""
+        folder = Path(self.lms_folder)
+        try:
+            Registration.read(folder / REGISTRATION_FILE).check_deployment(
+                deployment, folder.parent, what
+            )
+        except UnknownDeployment as unknown:
+            raise refused(status, str(unknown)) from None
 
     def tool_key(self) -> ToolKey:
         return ToolKey.ensure(Path(self.lms_folder))
@@ -220,14 +287,7 @@ class CourseLTI13Authenticator(LTI13Authenticator):
         """The hub user for a validated launch: its deployment checked, its group from its
         roles, and the launch recorded in the course's link.json."""
         data = data or {}
-        registered = self.registration.deployment_id
-        deployment = data.get(DEPLOYMENT_CLAIM)
-        if deployment != registered:
-            raise refused(
-                403,
-                f"this launch comes from deployment {deployment!r} of {data.get('iss')}; this "
-                f"hub is registered for deployment {registered!r} only",
-            )
+        self.check_deployment(data.get(DEPLOYMENT_CLAIM), "this launch", status=403)
         name = self.get_username(data)
         roles = [str(r) for r in data.get(ROLES_CLAIM) or []]
         group = course_group(roles)

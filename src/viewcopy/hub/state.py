@@ -156,9 +156,16 @@ def prepare(
 
 
 def keep_registration(folder: Path, registration: Registration) -> ToolKey:
-    """registration.json in the course's lms/ folder, and the course's key made there once."""
+    """registration.json in the course's lms/ folder, and the course's key made there once.
+    The deployments already kept for the same platform and client stay (`viewcopy lms
+    deployment add` added them)."""
     key = ToolKey.ensure(folder)
-    (folder / REGISTRATION_FILE).write_text(json.dumps(registration.as_dict(), indent=1) + "\n")
+    path = folder / REGISTRATION_FILE
+    if path.is_file():
+        kept = Registration.read(path)
+        if (kept.issuer, kept.client_id) == (registration.issuer, registration.client_id):
+            registration = registration.with_deployments(*kept.deployment_ids)
+    registration.write(path)
     return key
 
 

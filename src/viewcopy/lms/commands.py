@@ -1,16 +1,23 @@
-"""`viewcopy lms`: the values to give the LMS (`keys`), the roster from it (`roster`), the scores
-to it (`push`), or into its own gradebook import file (`csv`). cli.py adds the parser
-(`add_lms_parser`) and runs `run_lms`; every failure is an `LmsError` that says what to do."""
+"""`viewcopy lms`: the values to give the LMS (`keys`), the deployments it may launch from
+(`deployment`), the roster from it (`roster`), the scores to it (`push`), or into its own
+gradebook import file (`csv`). cli.py adds the parser (`add_lms_parser`) and runs `run_lms`;
+every failure is an `LmsError` that says what to do."""
 
 from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import replace
 from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT
 from viewcopy.lms.errors import LmsError
-from viewcopy.lms.registration import REGISTRATION_FILE, Registration, lms_folder
+from viewcopy.lms.registration import (
+    REGISTRATION_FILE,
+    Registration,
+    UnknownDeployment,
+    lms_folder,
+)
 from viewcopy.lms.tool import SCOPES, hub_urls
 
 
@@ -35,6 +42,16 @@ def add_lms_parser(subparsers) -> argparse._SubParsersAction:
         metavar="URL",
         help="the hub's public URL: also print its login, redirect and key set URLs",
     )
+    deployment = actions.add_parser(
+        "deployment",
+        help="the LMS deployments whose launches the course takes (Canvas makes one per "
+        "course-level install): list, add or remove one",
+    )
+    deployment.add_argument("change", choices=("list", "add", "remove"))
+    deployment.add_argument(
+        "deployment_id", nargs="?", metavar="ID", help="the deployment id the LMS shows"
+    )
+    deployment.add_argument("--course", default=".", help="the nbgrader course folder")
     roster = actions.add_parser(
         "roster", help="enrol the LMS's learners (NRPS) in the gradebook; dropped ones kept"
     )
@@ -68,7 +85,7 @@ def run_lms(args: argparse.Namespace) -> str:
 
     try:
         return ACTIONS[args.action](args)
-    except (NotLinked, NoAssignment, KeyFileError, LinkMismatch) as exc:
+    except (NotLinked, NoAssignment, KeyFileError, LinkMismatch, UnknownDeployment) as exc:
         raise LmsError(str(exc)) from None
 
 
@@ -101,16 +118,53 @@ def _registration_line(folder: Path) -> str:
     path = folder / REGISTRATION_FILE
     if not path.is_file():
         return (
-            f"Then write what the LMS gives back in {path}: issuer, client_id, deployment_id, "
-            "key_set_url, authorize_url, token_url (and username_claim, default sub)."
+            f"Then write what the LMS gives back in {path}: issuer, client_id, deployment_id "
+            "(more with `viewcopy lms deployment add`), key_set_url, authorize_url, token_url "
+            "(and username_claim, default sub)."
         )
     try:
         registration = Registration.read(path)
     except ValueError as exc:
         return f"{path} needs fixing: {exc}"
     return (
-        f"{path}: issuer {registration.issuer}, client {registration.client_id}, deployment "
-        f"{registration.deployment_id}, hub names from the {registration.username_claim!r} claim"
+        f"{path}: issuer {registration.issuer}, client {registration.client_id}, deployment(s) "
+        f"{', '.join(registration.deployment_ids)}, hub names from the "
+        f"{registration.username_claim!r} claim"
+    )
+
+
+def run_deployment(args: argparse.Namespace) -> str:
+    """List the registration's deployments, or add or remove one (the file rewritten whole)."""
+    path = lms_folder(Path(args.course)) / REGISTRATION_FILE
+    try:
+        registration = Registration.read(path)
+    except ValueError as exc:
+        raise LmsError(str(exc)) from None
+    if args.change != "list":
+        if not (args.deployment_id or "").strip():
+            raise LmsError(f"`viewcopy lms deployment {args.change}` needs the deployment ID")
+        registration = _changed(registration, args.change, args.deployment_id.strip(), path)
+        registration.write(path)
+    said = f"{path}: launches from deployment(s) {', '.join(registration.deployment_ids)}"
+    return said + ("" if args.change == "list" else " (a running hub: from its next launch)")
+
+
+def _changed(
+    registration: Registration, change: str, deployment_id: str, path: Path
+) -> Registration:
+    """The registration with `deployment_id` added or removed (never its last one)."""
+    if change == "add":
+        return registration.with_deployments(deployment_id)
+    if deployment_id not in registration.deployment_ids:
+        raise LmsError(f"{path} has no deployment {deployment_id!r}: nothing to remove")
+    if registration.deployment_ids == (deployment_id,):
+        raise LmsError(
+            f"{deployment_id!r} is the only deployment in {path}: add the one that replaces it "
+            "first"
+        )
+    return replace(
+        registration,
+        deployment_ids=tuple(d for d in registration.deployment_ids if d != deployment_id),
     )
 
 
@@ -144,5 +198,11 @@ def run_csv(args: argparse.Namespace) -> str:
     return f"{merged.summary()}\nwritten: {written}"
 
 
-ACTIONS = {"keys": run_keys, "roster": run_roster, "push": run_push, "csv": run_csv}
+ACTIONS = {
+    "keys": run_keys,
+    "deployment": run_deployment,
+    "roster": run_roster,
+    "push": run_push,
+    "csv": run_csv,
+}
 """Each action's runner."""

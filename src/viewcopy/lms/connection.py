@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import parse_qs
 
 import requests
 from pylti1p3.exception import LtiServiceException
@@ -144,6 +145,8 @@ def _message(response: requests.Response) -> str:
 
 def _refusal(response: requests.Response, token_request: bool, registration: Registration):
     said = _message(response)
+    if token_request and _error_code(response) == "invalid_scope":
+        return LmsRefused(_scopes_refused(response, registration), response.status_code)
     if token_request:
         return LmsRefused(
             f"the LMS refused the tool's token request ({response.status_code}: {said}): the "
@@ -156,6 +159,32 @@ def _refusal(response: requests.Response, token_request: bool, registration: Reg
         f"the LMS refused {response.request.method} {response.url} ({response.status_code}: "
         f"{said}){_hint(response.status_code)}",
         response.status_code,
+    )
+
+
+def _error_code(response: requests.Response) -> str:
+    """The OAuth2 `error` of a token endpoint's answer ('' if it has none)."""
+    try:
+        body = response.json()
+    except ValueError:
+        return ""
+    return str(body.get("error") or "") if isinstance(body, dict) else ""
+
+
+def _scopes_refused(response: requests.Response, registration: Registration) -> str:
+    """What to change in the LMS when it refuses the scopes the token request asked for (the
+    key and client were fine: the registration lacks the services that grant them)."""
+    asked = parse_qs(str(response.request.body or "")).get("scope", [""])[0].split()
+    return (
+        f"the LMS at {registration.token_url} refused the scopes the tool asked for "
+        f"({' '.join(asked) or 'none named'}; it said: {_message(response)}): the tool's "
+        f"registration there (client {registration.client_id}) lacks the services that grant "
+        "them. In Canvas, edit the developer key and turn on its LTI Advantage Services (the "
+        "gradebook's assignment data, submission results, and user data of the context); in "
+        "Moodle, edit the tool and under Services set IMS LTI Assignment and Grade Services to "
+        "'Use this service for grade sync and column management' and IMS LTI Names and Role "
+        "Provisioning to 'Use this service to retrieve members' information'. Then run the "
+        "command again"
     )
 
 

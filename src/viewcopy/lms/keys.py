@@ -1,5 +1,7 @@
-"""The course's own RSA key: made once per course, kept private (mode 0600 in a 0700 folder),
-never rewritten; the LMS is given its public JWK (kid = the RFC 7638 thumbprint)."""
+"""The keys of LTI 1.3: the course's own RSA key, made once per course, kept private (mode 0600
+in a 0700 folder), never rewritten, the LMS given its public JWK (kid = the RFC 7638
+thumbprint); and the platform's public keys, fetched from its key set URL and kept in memory,
+fetched again only when a token names a key they lack (the platform rotated its key)."""
 
 from __future__ import annotations
 
@@ -7,15 +9,22 @@ import contextlib
 import json
 import os
 import stat
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 KEY_FILE = "tool_key.pem"
 KEY_BITS = 2048
+KEY_SET_TIMEOUT_S = 20.0
 
 
 class KeyFileError(ValueError):
     """The course's key file cannot be used as it is (readable by others, or not a key)."""
+
+
+class PlatformKeyError(ValueError):
+    """No key of the platform's key set verifies this token, even fetched again."""
 
 
 @dataclass(frozen=True)
@@ -104,3 +113,68 @@ def _write_once(path: Path, pem: str) -> None:
             os.link(partial, path)
     finally:
         partial.unlink(missing_ok=True)
+
+
+def fetch_key_set(url: str) -> dict:
+    """The JWK set at `url`; PlatformKeyError saying what went wrong."""
+    import requests
+
+    try:
+        answer = requests.get(url, timeout=KEY_SET_TIMEOUT_S)
+        answer.raise_for_status()
+        key_set = answer.json()
+    except (requests.RequestException, ValueError) as exc:
+        raise PlatformKeyError(
+            f"the LMS's key set {url} cannot be read ({exc}): check key_set_url in the course's "
+            "registration.json, and that the LMS is reachable from this machine"
+        ) from None
+    if not isinstance(key_set, dict) or not isinstance(key_set.get("keys"), list):
+        raise PlatformKeyError(f"{url} is not a JWK set (no list of keys): check key_set_url")
+    return key_set
+
+
+class PlatformKeys:
+    """The platform's public keys, from its key set URL: fetched at the first token, kept in
+    memory, and fetched again once when a token names a `kid` they lack (platforms rotate their
+    keys, D2L hourly). Safe to share between threads."""
+
+    def __init__(self, key_set_url: str, fetch: Callable[[str], dict] = fetch_key_set):
+        self.key_set_url = key_set_url
+        self._fetch = fetch
+        self._keys: dict | None = None  # kid -> PyJWK
+        self._lock = threading.Lock()
+
+    def signing_key(self, token: str):
+        """The PyJWK that should verify `token` (its header's kid; a token without one, the
+        set's only key). PlatformKeyError when the set lacks it even fetched again."""
+        import jwt
+
+        kid = jwt.get_unverified_header(token).get("kid")
+        with self._lock:
+            key = self._find(kid) if self._keys is not None else None
+            if key is None:
+                self._keys = self._fetched()
+                key = self._find(kid)
+        if key is None:
+            raise PlatformKeyError(
+                f"the token is signed with key {kid!r}, which the LMS's key set "
+                f"{self.key_set_url} does not hold, even fetched again just now: a token the "
+                "LMS did not sign, or key_set_url in registration.json is not this LMS's"
+            )
+        return key
+
+    def _find(self, kid: str | None):
+        if kid is None:
+            return next(iter(self._keys.values())) if len(self._keys) == 1 else None
+        return self._keys.get(kid)
+
+    def _fetched(self) -> dict:
+        import jwt
+
+        keys = {}
+        for jwk in self._fetch(self.key_set_url)["keys"]:
+            try:
+                keys[jwk.get("kid")] = jwt.PyJWK(jwk)
+            except (jwt.PyJWTError, AttributeError):
+                continue  # a key of a kind this tool cannot use (an encryption key, say)
+        return keys
