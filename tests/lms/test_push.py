@@ -2,7 +2,13 @@
 course graded by `viewcopy grade`: every score the platform holds equals the gradebook's, before
 and after answers 21-25 are graded by hand; a second push sends nothing; the platform going down
 mid-push loses nothing and receives nothing twice; a student it cannot map, a hand-in that failed
-to grade and a token signed with a key the platform was never given are each named."""
+to grade and a token signed with a key the platform was never given are each named.
+
+Against the platform's `canvas` and `moodle` flavours (each LMS's own rules for the scores it is
+sent), what the LMS stores: Canvas records one submission attempt per hand-in, none for a student
+who never handed in and none for a regrade, re-push, lost answer or outage; Moodle shows every
+final grade, names each one it cannot show yet, and a score whose answer was lost is confirmed
+from its results, not refused."""
 
 from __future__ import annotations
 
@@ -10,10 +16,11 @@ import argparse
 import json
 import shutil
 from collections import Counter
+from datetime import datetime
 
 import pytest
 from support.lms_link import link_course, running_platform
-from support.lti_platform import Member, require_lti
+from support.lti_platform import CANVAS, CANVAS_SUBMISSION, MOODLE, Member, Platform, require_lti
 from support.the_class import course_of
 
 from viewcopy.course.assignment import (
@@ -29,8 +36,9 @@ from viewcopy.grading.grade import FAILED, GRADED, grade
 from viewcopy.lms.commands import add_lms_parser, run_lms
 from viewcopy.lms.connection import Retries
 from viewcopy.lms.errors import LmsRefused, LmsUnreachable
-from viewcopy.lms.journal import Journal
+from viewcopy.lms.journal import Journal, now_stamp
 from viewcopy.lms.keys import ToolKey
+from viewcopy.lms.link import LINK_FILE
 from viewcopy.lms.push import push
 from viewcopy.lms.registration import lms_folder
 from viewcopy.lms.roster import roster
@@ -44,6 +52,7 @@ FAILS = "exits_kernel"
 LATE = "late_hand_in"  # handed in after the grading run: submitted, not graded
 ABSENT = "no_hand_in"  # enrolled, never handed in
 EVERYONE = (*GRADED_OK, FAILS, LATE, ABSENT)
+SENT_TO = sorted(set(EVERYONE) - {FAILS, ABSENT})  # a failed grading and no hand-in: nothing
 FAST = Retries(tries=3, first_delay_s=0.05, timeout_s=10)
 
 
@@ -67,8 +76,7 @@ def platform(tmp_path):
         yield platform
 
 
-@pytest.fixture
-def course(graded, tmp_path, platform):
+def linked_copy(graded, tmp_path, platform):
     """A copy of the graded course, linked to the platform; every student a learner there."""
     course = shutil.copytree(graded, tmp_path / "course")
     link_course(
@@ -77,6 +85,21 @@ def course(graded, tmp_path, platform):
         [Member(s, s.replace("_", " ").title(), f"{s}@uni.example") for s in EVERYONE],
     )
     return course
+
+
+@pytest.fixture
+def course(graded, tmp_path, platform):
+    return linked_copy(graded, tmp_path, platform)
+
+
+@pytest.fixture(params=[CANVAS, MOODLE])
+def lms(request, graded, tmp_path):
+    """(course, platform): the graded course linked to a Canvas or a Moodle."""
+    platform = Platform.start(tmp_path / "platform", flavour=request.param)
+    try:
+        yield linked_copy(graded, tmp_path, platform), platform
+    finally:
+        platform.stop()
 
 
 def gradebook_totals(course) -> dict[str, tuple[float, bool]]:
@@ -109,10 +132,8 @@ def assert_the_lms_holds_the_gradebook(course, platform, lineitem):
         assert held["gradingProgress"] == ("PendingManual" if pending else "FullyGraded")
     assert FAILS not in results  # a grading that failed sends nothing: the LMS keeps its own
     assert "scoreGiven" not in results[LATE] and results[LATE]["activityProgress"] == "Submitted"
-    assert (
-        "scoreGiven" not in results[ABSENT] and results[ABSENT]["activityProgress"] == "Initialized"
-    )
-    assert set(results) == set(EVERYONE) - {FAILS}
+    assert ABSENT not in results  # no hand-in: no score, so no submission in the LMS
+    assert sorted(results) == SENT_TO
 
 
 def hand_grade(course, student: str, fraction: float) -> None:
@@ -142,23 +163,21 @@ def test_the_lms_holds_the_gradebook_before_and_after_hand_grading_and_once(cour
     assert item["resourceId"] == item["tag"] == ASSIGNMENT
     assert f"created: {LAB_TITLE!r}, {maximum(course):g} points" in said
     assert f"{FAILS}: grading failed (" in said and "run `viewcopy grade view_or_copy`" in said
+    assert f"makes no submission): {ABSENT}" in said
     assert_the_lms_holds_the_gradebook(course, platform, item["id"])
-    assert len(platform.score_posts()) == len(EVERYONE) - 1
+    assert len(platform.score_posts()) == len(SENT_TO)
 
     again = cli("push", "--course", str(course))
     assert "as remembered from the first push" in again
-    assert (
-        f"nothing changed since the last push: {len(EVERYONE) - 1} scores already in the LMS"
-        in again
-    )
-    assert len(platform.score_posts()) == len(EVERYONE) - 1
+    assert f"nothing changed since the last push: {len(SENT_TO)} scores already in the LMS" in again
+    assert len(platform.score_posts()) == len(SENT_TO)
 
     hand_grade(course, "perfect", 1.0)
     hand_grade(course, "typical", 0.5)
     after = cli("push", "--course", str(course))
-    assert "sent 2 scores" in after and f"{len(EVERYONE) - 3} unchanged" in after
+    assert "sent 2 scores" in after and f"{len(SENT_TO) - 2} unchanged" in after
     posts = platform.score_posts()
-    assert [p["userId"] for p in posts[len(EVERYONE) - 1 :]] == ["perfect", "typical"]
+    assert [p["userId"] for p in posts[len(SENT_TO) :]] == ["perfect", "typical"]
     assert_the_lms_holds_the_gradebook(course, platform, item["id"])
     assert platform.results(item["id"])["perfect"]["gradingProgress"] == "FullyGraded"
     assert len(platform.lineitems()) == 1
@@ -182,7 +201,7 @@ def test_the_lms_down_mid_push_loses_nothing_and_receives_nothing_twice(course, 
     posts = platform.score_posts()
     counts = Counter(json.dumps(p, sort_keys=True) for p in posts)
     assert set(counts.values()) == {1}
-    assert sorted(p["userId"] for p in posts) == sorted(set(EVERYONE) - {FAILS})
+    assert sorted(p["userId"] for p in posts) == SENT_TO
     resent = next(p for p in posts if p["userId"] == pending[0].user)
     assert resent["timestamp"] == pending[0].timestamp
     assert_the_lms_holds_the_gradebook(course, platform, platform.lineitems()[0]["id"])
@@ -197,7 +216,7 @@ def test_a_failing_lms_is_retried_with_back_off_and_each_score_lands_once(course
     done = push(course, ASSIGNMENT, retries=FAST, sleep=waits.append)
     assert done.complete and waits == [FAST.delay(0), FAST.delay(1)]
     posts = platform.score_posts()
-    assert sorted(p["userId"] for p in posts) == sorted(set(EVERYONE) - {FAILS})
+    assert sorted(p["userId"] for p in posts) == SENT_TO
     assert_the_lms_holds_the_gradebook(course, platform, platform.lineitems()[0]["id"])
 
     platform.busy_for(len(EVERYONE))  # failing longer than the retries: one clear error
@@ -214,7 +233,7 @@ def test_students_it_cannot_map_are_named_and_get_nothing(course, platform):
     assert "not sent, 1 student with no LMS user to send to:" in said
     assert "  memoriser: the LMS's course roster has no user 'memoriser': enrol them" in said
     assert "memoriser" not in {p["userId"] for p in platform.score_posts()}
-    assert len(platform.score_posts()) == len(EVERYONE) - 1 - 1
+    assert len(platform.score_posts()) == len(SENT_TO) - 1
 
     roster(course, retries=FAST)  # the roster as read, kept: a student it never listed
     enrol(course, {"walk_in": "Enrolled By Hand"})
@@ -234,3 +253,148 @@ def test_a_token_signed_with_a_key_the_lms_was_never_given_is_refused(course, pl
     assert "the LMS refused the tool's token request (401" in message
     assert "does not accept this course's key" in message and "viewcopy lms keys" in message
     assert platform.score_posts() == [] and platform.lineitems() == []
+
+
+def shown(platform) -> dict[str, float | None]:
+    """The grade the LMS's gradebook shows each student (None: none)."""
+    (item,) = platform.lineitems()
+    return {user: held["grade"] for user, held in platform.gradebook(item["id"]).items()}
+
+
+def attempts(platform) -> dict[str, int]:
+    (item,) = platform.lineitems()
+    return {user: held["attempts"] for user, held in platform.gradebook(item["id"]).items()}
+
+
+def expected_shown(course, flavour: str) -> dict[str, float | None]:
+    """What the LMS should show: the gradebook's total, on Moodle only once hand-graded."""
+    totals = gradebook_totals(course)
+    return {
+        student: None
+        if student not in totals or (flavour == MOODLE and totals[student][1])
+        else pytest.approx(totals[student][0])
+        for student in SENT_TO
+    }
+
+
+def assert_one_attempt_each(platform) -> None:
+    if platform.store.flavour() == CANVAS:
+        assert attempts(platform) == dict.fromkeys(SENT_TO, 1)
+
+
+def assert_timestamps_advance(platform) -> None:
+    """Each student's timestamps, sub-second, in later whole seconds post after post."""
+    for student in SENT_TO:
+        stamps = [p["timestamp"] for p in platform.score_posts() if p["userId"] == student]
+        assert all("." in stamp for stamp in stamps)
+        seconds = [int(datetime.fromisoformat(stamp).timestamp()) for stamp in stamps]
+        assert seconds == sorted(set(seconds))
+
+
+def test_each_lms_stores_every_grade_and_one_submission_per_hand_in(lms):
+    course, platform = lms
+    flavour = platform.store.flavour()
+    said = push(course, ASSIGNMENT, retries=FAST).summary()
+    assert shown(platform) == expected_shown(course, flavour)
+    assert ABSENT not in shown(platform)  # no score: Canvas makes no submission
+    assert_one_attempt_each(platform)
+    for post in platform.score_posts():
+        extension = post[CANVAS_SUBMISSION]
+        assert extension["new_submission"] is True
+        assert extension.get("submitted_at") == post.get("submission", {}).get("submittedAt")
+    totals = gradebook_totals(course)
+    waiting = [s for s in SENT_TO if s in totals and totals[s][1]]
+    assert waiting and "hand, sent as PendingManual: an LMS that shows only final" in said
+    assert f"Canvas shows the autograded part: {', '.join(waiting)}" in said
+    assert "then `viewcopy lms push view_or_copy` again" in said
+
+    posts = len(platform.score_posts())
+    assert "nothing changed since the last push" in push(course, ASSIGNMENT, retries=FAST).summary()
+    assert len(platform.score_posts()) == posts
+
+    hand_grade(course, "perfect", 1.0)
+    push(course, ASSIGNMENT, retries=FAST)
+    regrade = platform.score_posts()[-1]
+    assert regrade["userId"] == "perfect" and len(platform.score_posts()) == posts + 1
+    assert regrade[CANVAS_SUBMISSION]["new_submission"] is False  # a regrade, not a hand-in
+    assert shown(platform) == expected_shown(course, flavour)
+    assert shown(platform)["perfect"] == pytest.approx(gradebook_totals(course)["perfect"][0])
+    assert_one_attempt_each(platform)
+    assert_timestamps_advance(platform)
+
+
+def test_a_lost_answer_is_confirmed_from_the_lms_not_sent_twice_nor_refused(lms):
+    course, platform = lms
+    platform.lose_answer(2)
+    with pytest.raises(LmsUnreachable):
+        push(course, ASSIGNMENT, retries=FAST)
+    platform.wait_down()
+    (lost,) = [e for e in Journal(lms_folder(course)).scores.values() if e.state == "sending"]
+
+    platform.start_again()
+    done = push(course, ASSIGNMENT, retries=FAST)
+    assert done.complete and done.confirmed == [lost.student] and not done.resent
+    assert "already held by the LMS (its results say so), 1 score" in done.summary()
+    assert sorted(p["userId"] for p in platform.score_posts()) == SENT_TO  # once each
+    assert shown(platform) == expected_shown(course, platform.store.flavour())
+    assert_one_attempt_each(platform)
+    journal = Journal(lms_folder(course))
+    assert journal.sent_payload(lost.lineitem, lost.user) == lost.payload
+
+
+def test_a_lost_answer_without_the_results_scope_is_named_and_not_hidden(lms):
+    course, platform = lms
+    link = lms_folder(course) / LINK_FILE
+    recorded = json.loads(link.read_text())
+    ags = recorded["ags"]
+    ags["scopes"] = [s for s in ags["scopes"] if not s.endswith("result.readonly")]
+    link.write_text(json.dumps(recorded))
+    platform.lose_answer(1)
+    with pytest.raises(LmsUnreachable):
+        push(course, ASSIGNMENT, retries=FAST)
+    platform.wait_down()
+    platform.start_again()
+    done = push(course, ASSIGNMENT, retries=FAST)
+    if platform.store.flavour() == MOODLE:  # the same second again: Moodle refuses it
+        assert list(done.refused) == [SENT_TO[0]] and not done.complete
+        assert "give the tool the scope" in done.refused[SENT_TO[0]]
+        said = done.summary()
+        assert "nothing changed" not in said and "refused by the LMS, 1:" in said
+    else:  # Canvas takes it again, as the same attempt's grade
+        assert done.resent == [SENT_TO[0]] and done.complete
+    assert shown(platform) == expected_shown(course, platform.store.flavour())
+
+
+def test_the_lms_down_mid_push_leaves_one_attempt_each(lms):
+    course, platform = lms
+    platform.fail_after(2)
+    with pytest.raises(LmsUnreachable):
+        push(course, ASSIGNMENT, retries=FAST)
+    platform.wait_down()
+    platform.start_again()
+    done = push(course, ASSIGNMENT, retries=FAST)
+    assert done.complete and len(done.resent) == 1
+    assert sorted(p["userId"] for p in platform.score_posts()) == SENT_TO
+    assert shown(platform) == expected_shown(course, platform.store.flavour())
+    assert_one_attempt_each(platform)
+
+
+def test_partial_grades_shown_as_final_when_the_course_says_so(lms):
+    course, platform = lms
+    with (course / "nbgrader_config.py").open("a") as config:
+        config.write("\nc.LmsPush.partial_as_final = True\n")
+    said = push(course, ASSIGNMENT, retries=FAST).summary()
+    totals = gradebook_totals(course)
+    graded = {s: pytest.approx(total) for s, (total, _) in totals.items() if s in SENT_TO}
+    assert shown(platform) == {**dict.fromkeys(SENT_TO), **graded}
+    assert "sent as final, the autograded part only (c.LmsPush.partial_as_final)" in said
+    hand_grade(course, "typical", 1.0)
+    push(course, ASSIGNMENT, retries=FAST)
+    assert shown(platform)["typical"] == pytest.approx(gradebook_totals(course)["typical"][0])
+    assert_one_attempt_each(platform)
+
+
+def test_a_stamp_is_in_a_later_whole_second_than_the_one_it_follows():
+    future = "2999-01-01T00:00:00.999999+00:00"
+    assert now_stamp(after=future) == "2999-01-01T00:00:01.000000+00:00"
+    assert now_stamp(after="2000-01-01T00:00:00+00:00") > "2026"  # the present, when later

@@ -48,7 +48,12 @@ def write(tmp_path, data) -> os.PathLike:
 
 def test_a_good_registration_reads_with_sub_as_the_default_claim(tmp_path):
     registration = Registration.read(write(tmp_path, GOOD))
-    assert registration.as_dict() == {**GOOD, "username_claim": "sub"}
+    expected = {k: v for k, v in GOOD.items() if k != "deployment_id"}
+    assert registration.as_dict() == {
+        **expected,
+        "deployment_ids": ["1:dep"],
+        "username_claim": "sub",
+    }
     assert Registration.read(
         write(tmp_path, {**GOOD, "username_claim": "email"})
     ).username_claim == ("email")
@@ -230,9 +235,9 @@ def test_the_journal_keeps_what_was_sent_and_drops_a_line_torn_by_a_crash(tmp_pa
     assert Journal(tmp_path).sent_payload("https://l/1", "u1") == second
 
 
-def test_a_stamp_is_always_later_than_the_one_it_follows():
-    future = "2999-01-01T00:00:00.000000+00:00"
-    assert now_stamp(after=future) == "2999-01-01T00:00:00.000001+00:00"
+def test_a_stamp_is_always_in_a_later_whole_second_than_the_one_it_follows():
+    future = "2999-01-01T00:00:00.999999+00:00"  # Moodle compares whole seconds: 409 otherwise
+    assert now_stamp(after=future) == "2999-01-01T00:00:01.000000+00:00"
 
 
 def test_lms_keys_prints_what_to_give_the_lms(tmp_path):
@@ -257,5 +262,5 @@ def test_lms_keys_prints_what_to_give_the_lms(tmp_path):
     )
     write(lms_folder(tmp_path), {**GOOD, "username_claim": "email"})
     said = run_lms(parser.parse_args(args))
-    assert "client abc123, deployment 1:dep, hub names from the 'email' claim" in said
+    assert "client abc123, deployment(s) 1:dep, hub names from the 'email' claim" in said
     assert ToolKey.ensure(lms_folder(tmp_path)).kid == key.kid

@@ -8,7 +8,17 @@ roster, in JSON files in its folder) and the HTTP around the library (starlette 
 runs in its own process, so it can go down mid-push and come back on the same port with the same
 storage.
 
-    platform = Platform.start(folder)        # the test's side
+A platform has a flavour: what it makes of the scores it is sent, as that LMS does.
+- "generic": stores every score; refuses (409) one older than the one it holds.
+- "canvas" (canvas-lms `Lti::IMS::ScoresController`): each score POST is a new submission attempt
+  unless its `https://canvas.instructure.com/lti/submission` extension says
+  `new_submission: false`; a score without `scoreGiven` clears the grade; a timestamp before the
+  one it holds is refused (400).
+- "moodle" (`mod/lti/service/gradebookservices`): the grade shown is `scoreGiven` only when the
+  score is `FullyGraded` (else none); a score whose timestamp, in whole seconds, is not after the
+  one it holds is refused (409). Its results carry the held timestamp.
+
+    platform = Platform.start(folder, flavour="moodle")   # the test's side
     python -m support.lti_platform FOLDER PORT   # the server's (Platform.start runs it)
 """
 
@@ -26,6 +36,7 @@ import time
 import urllib.parse
 import urllib.request
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +47,8 @@ TEACHING_ASSISTANT = (
 )
 REQUIRED = "VIEWCOPY_REQUIRE_LTI"
 PAGE = 3  # NRPS members per page: a class of more than three is read over several pages
+GENERIC, CANVAS, MOODLE = "generic", "canvas", "moodle"
+CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
 
 
 def require_lti() -> None:
@@ -112,7 +125,7 @@ class Store:
     def settings(self) -> dict:
         return _read(self.folder / "platform.json", {})
 
-    def make(self, port: int) -> None:
+    def make(self, port: int, flavour: str = GENERIC) -> None:
         """Settings and keys for a new platform on `port` (kept when they exist)."""
         if (self.folder / "platform.json").exists():
             return
@@ -131,8 +144,12 @@ class Store:
                 "context_label": "PTMW",
                 "context_title": "PyTorch and the memory wall",
                 "resource_link_id": "resource-m01-02",
+                "flavour": flavour,
             },
         )
+
+    def flavour(self) -> str:
+        return self.settings().get("flavour", GENERIC)
 
     def tool(self) -> dict:
         return _read(self.folder / "tool.json", {})
@@ -266,22 +283,24 @@ def _platform_classes():  # noqa: C901 (the library's abstract classes, filled i
 
                 raise LtiServiceException(f"score lacks {sorted(missing)}", 400)
             earlier = _latest(self.store(), item["id"]).get(score["userId"])
-            if earlier and earlier["timestamp"] > score["timestamp"]:
-                return UpdateScoreStatus.OLD_TIMESTAMP
+            if earlier:
+                _refuse_older(self.store().flavour(), earlier["timestamp"], score["timestamp"])
             self.store().add_score({"lineitem": item["id"], **score})
             return UpdateScoreStatus.SUCCESS if earlier else UpdateScoreStatus.CREATED
 
         def get_results(self, line_item_id: str, page=1, limit=None, user_id=None) -> dict:
             item = self.find_lineitem(line_item_id)
+            flavour = self.store().flavour()
             results = [
                 {
                     "id": f"{item['id']}/results/{user}",
                     "scoreOf": item["id"],
                     "userId": user,
-                    "resultScore": score.get("scoreGiven"),
-                    "resultMaximum": score.get("scoreMaximum"),
+                    "resultScore": held["grade"],
+                    "resultMaximum": item["scoreMaximum"],
+                    **({} if flavour == CANVAS else {"timestamp": held["timestamp"]}),
                 }
-                for user, score in _latest(self.store(), item["id"]).items()
+                for user, held in _gradebook(self.store(), item["id"]).items()
                 if user_id in (None, user)
             ]
             return {"content": results, "has_next": False}
@@ -324,6 +343,46 @@ def _latest(store: Store, lineitem: str) -> dict[str, dict]:
         if post["lineitem"] == lineitem:
             latest[post["userId"]] = post
     return latest
+
+
+def _refuse_older(flavour: str, held: str, sent: str) -> None:
+    """The LMS's refusal of a score no newer than the one it holds, as its flavour says it."""
+    from lti1p3platform.exceptions import LtiServiceException
+
+    if flavour == MOODLE and _second(held) >= _second(sent):
+        raise LtiServiceException(f"Refusing score with an earlier timestamp ({sent})", 409)
+    if flavour == CANVAS and _instant(sent) < _instant(held):
+        raise LtiServiceException(
+            f"Provided timestamp of {sent} before last updated timestamp of {held}", 400
+        )
+    if flavour == GENERIC and _instant(sent) < _instant(held):
+        raise LtiServiceException(f"score older than the one held ({held})", 409)
+
+
+def _instant(stamp: str) -> float:
+    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+
+
+def _second(stamp: str) -> int:
+    return int(_instant(stamp))
+
+
+def _gradebook(store: Store, lineitem: str) -> dict[str, dict]:
+    """What the LMS's gradebook shows per user of a line item, its flavour's rules applied to
+    every score it accepted: the grade shown (None: none), the submission attempts recorded (Canvas)
+    and the last score's timestamp."""
+    flavour = store.flavour()
+    shown: dict[str, dict] = {}
+    for post in store.score_posts():
+        if post["lineitem"] != lineitem:
+            continue
+        held = shown.setdefault(post["userId"], {"grade": None, "attempts": 0})
+        held["timestamp"] = post["timestamp"]
+        if flavour == CANVAS and post.get(CANVAS_SUBMISSION, {}).get("new_submission", True):
+            held["attempts"] += 1
+        final = flavour != MOODLE or post["gradingProgress"] == "FullyGraded"
+        held["grade"] = post.get("scoreGiven") if final else None
+    return shown
 
 
 def _claims_of(launch, store: Store, member: Member) -> None:
@@ -481,6 +540,8 @@ def app(folder: Path):
         if _busy(store):
             return JSONResponse({"error": "the gradebook is busy, try again"}, 503)
         result = service("ags", request, await plain(request), "handle_update_score", item=item)
+        if result.code < 300 and _answer_lost(store):
+            os._exit(3)  # stored, and the answer never leaves
         return answer(result, background=_outage(store) if result.code < 300 else None)
 
     async def results(request):
@@ -504,6 +565,18 @@ def app(folder: Path):
         if remaining:
             _write(path, {"remaining": remaining - 1})
         return bool(remaining)
+
+    def _answer_lost(store: Store) -> bool:
+        """Whether this accepted score POST is the one whose answer is lost (`lose_answer`)."""
+        path = store.folder / "lost.json"
+        remaining = _read(path, {}).get("remaining")
+        if remaining is None:
+            return False
+        if remaining > 1:
+            _write(path, {"remaining": remaining - 1})
+            return False
+        path.unlink()
+        return True
 
     def _outage(store: Store):
         """After an accepted score: exit once the outage's count runs out (`fail_after`)."""
@@ -549,13 +622,13 @@ class Platform:
         self.process: subprocess.Popen | None = None
 
     @classmethod
-    def start(cls, folder: Path, port: int | None = None) -> Platform:
-        """A running platform in `folder` (its keys and ids made once)."""
+    def start(cls, folder: Path, port: int | None = None, flavour: str = GENERIC) -> Platform:
+        """A running platform in `folder` (its keys, ids and flavour made once)."""
         from support.servers import free_port
 
         folder.mkdir(parents=True, exist_ok=True)
         platform = cls(folder)
-        platform.store.make(port or free_port())
+        platform.store.make(port or free_port(), flavour)
         platform.start_again()
         return platform
 
@@ -671,6 +744,16 @@ class Platform:
     def results(self, lineitem_id: str) -> dict[str, dict]:
         """The latest score per user of a line item, as the LMS's gradebook shows it."""
         return _latest(self.store, lineitem_id)
+
+    def gradebook(self, lineitem_id: str) -> dict[str, dict]:
+        """What the LMS's gradebook shows per user: `grade` (None: no grade shown), `attempts`
+        (the submission attempts Canvas recorded) and the held `timestamp`."""
+        return _gradebook(self.store, lineitem_id)
+
+    def lose_answer(self, scores: int) -> None:
+        """The platform stores its `scores`-th next accepted score and exits before answering
+        it: the tool never learns that it was stored."""
+        _write(self.folder / "lost.json", {"remaining": scores})
 
     def busy_for(self, scores: int) -> None:
         """The next `scores` score POSTs are answered 503 (the LMS failing) and not stored."""

@@ -1,8 +1,9 @@
 """The course's settings, read from its nbgrader_config.py in one place and checked there.
 
 The package's own settings are traitlets Configurables with help text: the lock service's
-(`c.LockService`, `LockService`) and how the twenty are credited (`c.PredictionScoring`: declared
-here, and the `PredictionScoring` plug-in that hands it to the kernels is this class too).
+(`c.LockService`, `LockService`), what the LMS push sends (`c.LmsPush`) and how the twenty are
+credited (`c.PredictionScoring`: declared here, and the `PredictionScoring` plug-in that hands it
+to the kernels is this class too).
 `course_settings` reads them, with the course id nbgrader's gradebook is kept under
 (`c.CourseDirectory.course_id`, with nbgrader's default; its URL, `db_url`, is read by
 course.assignment.gradebook_url), and says of a setting it does not know, or of a value not of
@@ -65,29 +66,43 @@ class PredictionScoring(Configurable):
     ).tag(config=True)
 
 
-SETTINGS = (LockService, PredictionScoring)
+class LmsPush(Configurable):
+    """What `viewcopy lms push` sends the LMS (lms.push; docs/lms.md)."""
+
+    partial_as_final = Bool(
+        False,
+        help="Whether a score whose answers 21-25 still await hand grading is sent as final "
+        "(FullyGraded), so that an LMS that shows only final grades (Moodle) shows the "
+        "autograded part until the hand grading is pushed; False sends it as PendingManual.",
+    ).tag(config=True)
+
+
+SETTINGS = (LockService, PredictionScoring, LmsPush)
 """The package's own sections of a course's config."""
 
 
 @dataclass(frozen=True)
 class CourseSettings:
     """What the package reads of a course's config: how its locks are judged, how the twenty
-    are credited, and the course id its gradebook keeps it under."""
+    are credited, whether the LMS is sent partial grades as final, and the course id its
+    gradebook keeps it under."""
 
     lock: LockPolicy
     scoring: str = CARD
     course_id: str = DEFAULT_COURSE
+    partial_as_final: bool = False
 
 
 def course_settings(config: Config | None) -> CourseSettings:
     """The course's settings from its config (None: the defaults); CourseSettingError naming the
     first setting that is not one, or whose value is not of its type."""
     config = config if config is not None else Config()
-    lock, scoring = (checked(config, section) for section in SETTINGS)
+    lock, scoring, push = (checked(config, section) for section in SETTINGS)
     return CourseSettings(
         lock=lock.policy(),
         scoring=scoring.policy,
         course_id=config.get("CourseDirectory", {}).get("course_id") or DEFAULT_COURSE,
+        partial_as_final=push.partial_as_final,
     )
 
 

@@ -34,19 +34,25 @@ class Entry:
         return self.payload["timestamp"]
 
 
+CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
+"""Canvas's extension of an AGS score: whether it is a new submission (attempt), and when."""
+
+
 def unstamped(payload: dict) -> dict:
-    """A score as compared between pushes: everything but its timestamp."""
-    return {k: v for k, v in payload.items() if k != "timestamp"}
+    """A score as compared between pushes: everything but its timestamp and Canvas's
+    submission extension (which says how it was sent, not what the score is)."""
+    return {k: v for k, v in payload.items() if k not in ("timestamp", CANVAS_SUBMISSION)}
 
 
 def now_stamp(after: str | None = None) -> str:
-    """An AGS timestamp (ISO 8601, UTC, microseconds: one fixed width, so later sorts later),
-    strictly after `after` when given (the LMS ignores a score no newer than the last)."""
-    stamp = datetime.now(timezone.utc).isoformat(timespec="microseconds")
-    if after is not None and stamp <= after:
-        later = datetime.fromisoformat(after) + timedelta(microseconds=1)
-        stamp = later.astimezone(timezone.utc).isoformat(timespec="microseconds")
-    return stamp
+    """An AGS timestamp (ISO 8601, UTC, microseconds), and when `after` is given, in a later
+    whole second than it: Moodle refuses (409) a score whose timestamp, in whole seconds, is not
+    after the one it holds, so a student's timestamps never go backwards nor share a second."""
+    stamp = datetime.now(timezone.utc)
+    if after is not None:
+        next_second = datetime.fromisoformat(after).replace(microsecond=0) + timedelta(seconds=1)
+        stamp = max(stamp, next_second.astimezone(timezone.utc))
+    return stamp.isoformat(timespec="microseconds")
 
 
 class Journal:

@@ -4,29 +4,45 @@ LMS (AGS), once.
 The line item is found or created once and remembered in the journal. Each score is journaled
 "sending" before its POST and "sent" after the LMS's 2xx: a score unchanged since it was sent is
 not sent again, and one left "sending" by a crash or an outage is sent again exactly as it was
-(same timestamp) before anything newer, so nothing is lost and nothing is sent twice.
+(same timestamp) before anything newer, unless the LMS's results show it holds it already, so
+nothing is lost and nothing is sent twice.
+
+Each score carries Canvas's submission extension (a new attempt only for a new hand-in); a
+student with no hand-in gets none; students awaiting hand grading are named, since an LMS that
+shows only final grades (Moodle) shows them nothing until then (or, with
+`c.LmsPush.partial_as_final`, their autograded part is sent as final).
 """
 
 from __future__ import annotations
 
 import time
+import urllib.parse
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT
+from viewcopy.course.settings import read_settings
 from viewcopy.lms.connection import DEFAULT_RETRIES, Connection, Retries
 from viewcopy.lms.errors import LmsError, LmsRefused, LmsUnreachable
-from viewcopy.lms.journal import Journal, now_stamp, unstamped
+from viewcopy.lms.journal import CANVAS_SUBMISSION, Entry, Journal, now_stamp, unstamped
 from viewcopy.lms.link import CourseLink
 from viewcopy.lms.registration import lms_folder
 from viewcopy.lms.roster import RosterSnapshot
-from viewcopy.lms.scores import GRADING_FAILED, PENDING_MANUAL, StudentScore, assignment_scores
+from viewcopy.lms.scores import (
+    FULLY_GRADED,
+    GRADING_FAILED,
+    PENDING_MANUAL,
+    StudentScore,
+    assignment_scores,
+)
 from viewcopy.lms.tool import LAB_TITLE
 
 AGS = "https://purl.imsglobal.org/spec/lti-ags/scope/"
 SCORE_SCOPE, LINEITEM_SCOPE = AGS + "score", AGS + "lineitem"
 LINEITEM_READ_SCOPE = AGS + "lineitem.readonly"
+RESULT_SCOPE = AGS + "result.readonly"
 REFUSED_ONE = (400, 403, 404, 409, 422)
 """Statuses with which an LMS refuses one score (a user not in the course, an older timestamp):
 named, and the push goes on with the others."""
@@ -39,9 +55,13 @@ class Pushed:
     assignment: str
     lineitem: str = ""
     lineitem_how: str = ""
+    partial_as_final: bool = False
     sent: list[StudentScore] = field(default_factory=list)
     resent: list[str] = field(default_factory=list)
+    confirmed: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    awaiting_hand_grading: list[str] = field(default_factory=list)
+    no_hand_in: list[str] = field(default_factory=list)
     failed_grading: list[StudentScore] = field(default_factory=list)
     unmapped: dict[str, str] = field(default_factory=dict)
     refused: dict[str, str] = field(default_factory=dict)
@@ -52,24 +72,23 @@ class Pushed:
         return not self.refused
 
     def summary(self) -> str:
-        lines = [f"line item: {self.lineitem} ({self.lineitem_how})"]
-        if not self.sent and not self.resent:
-            lines.append(
-                f"nothing changed since the last push: {len(self.unchanged)} "
-                f"score{_s(len(self.unchanged))} already in the LMS"
-            )
-        else:
-            manual = sum(s.grading == PENDING_MANUAL for s in self.sent)
-            line = f"sent {len(self.sent)} score{_s(len(self.sent))}"
-            if manual:
-                line += f" ({manual} awaiting hand grading of answers 21-25: PendingManual)"
-            if self.unchanged:
-                line += f"; {len(self.unchanged)} unchanged, not sent again"
-            lines.append(line)
+        lines = [f"line item: {self.lineitem} ({self.lineitem_how})", self._counts()]
         if self.resent:
             lines.append(
                 f"sent again, as they were, {len(self.resent)} score{_s(len(self.resent))} an "
                 f"earlier push left unanswered: {', '.join(self.resent)}"
+            )
+        if self.confirmed:
+            lines.append(
+                f"already held by the LMS (its results say so), {len(self.confirmed)} score"
+                f"{_s(len(self.confirmed))} an earlier push left unanswered: "
+                f"{', '.join(self.confirmed)}"
+            )
+        lines += self._awaiting_hand_grading()
+        if self.no_hand_in:
+            lines.append(
+                f"no hand-in, nothing sent (the LMS keeps what it had and makes no submission): "
+                f"{', '.join(self.no_hand_in)}"
             )
         for score in self.failed_grading:
             lines.append(
@@ -87,6 +106,42 @@ class Pushed:
             lines.append(f"refused by the LMS, {len(self.refused)}:")
             lines += [f"  {student}: {why}" for student, why in sorted(self.refused.items())]
         return "\n".join(lines)
+
+    def _counts(self) -> str:
+        """How many were sent and how many were already there; "nothing changed" only when
+        nothing was sent, settled or refused."""
+        unchanged = len(self.unchanged)
+        if not (self.sent or self.resent or self.confirmed or self.refused):
+            return (
+                f"nothing changed since the last push: {unchanged} score{_s(unchanged)} "
+                "already in the LMS"
+            )
+        line = f"sent {len(self.sent)} score{_s(len(self.sent))}"
+        return line + (f"; {unchanged} unchanged, not sent again" if unchanged else "")
+
+    def _awaiting_hand_grading(self) -> list[str]:
+        """The students whose answers 21-25 await hand grading, named with what the LMS shows
+        and how to finish."""
+        waiting = self.awaiting_hand_grading
+        if not waiting:
+            return []
+        finish = (
+            "grade answers 21-25 in formgrader (`nbgrader formgrader`), then "
+            f"`viewcopy lms push {self.assignment}` again"
+        )
+        if self.partial_as_final:
+            return [
+                "sent as final, the autograded part only (c.LmsPush.partial_as_final), answers "
+                f"21-25 not yet graded by hand: {', '.join(waiting)}; {finish} to send the full "
+                "score"
+            ]
+        return [
+            f"{len(waiting)} student{_s(len(waiting))} with answers 21-25 not yet graded by "
+            "hand, sent as PendingManual: an LMS that shows only final grades (Moodle) shows "
+            f"them no grade until then, Canvas shows the autograded part: {', '.join(waiting)}",
+            f"  to finish: {finish} (or set c.LmsPush.partial_as_final = True in "
+            "nbgrader_config.py to show the autograded part as final meanwhile)",
+        ]
 
 
 def push(
@@ -106,16 +161,17 @@ def push(
     connection = connect(course, retries, sleep)
     maximum, scores = assignment_scores(course, assignment)
     journal = Journal(folder)
-    done = Pushed(assignment)
+    done = Pushed(assignment, partial_as_final=read_settings(course).partial_as_final)
     ags = _service(connection, link)
     try:
         members = _lms_members(connection, link)
         claim = connection.registration.username_claim
         users = _users(course, link, claim, scores, members, done)
         done.lineitem, done.lineitem_how = _lineitem(ags, link, journal, assignment, maximum)
+        sender = _Sender(ags, connection, journal, done, RESULT_SCOPE in link.scopes)
         for score in scores:
             if score.student_id in users:
-                _push_one(ags, journal, done, score, users[score.student_id])
+                sender.push_one(score, users[score.student_id])
     except LmsUnreachable as exc:
         sent = len(done.sent) + len(done.resent)
         raise LmsUnreachable(
@@ -237,43 +293,139 @@ def _lms_members(connection: Connection, link: CourseLink) -> set[str] | None:
         raise
 
 
-def _push_one(ags, journal: Journal, done: Pushed, score: StudentScore, user: str) -> None:
-    from pylti1p3.lineitem import LineItem
+@dataclass
+class _Sender:
+    """Sends one line item's scores, journaled around each POST; `can_read_results` where the
+    LMS gave the tool its results (result.readonly), to check what it holds."""
 
-    lineitem, student = done.lineitem, score.student_id
-    item = LineItem({"id": lineitem})
-    if score.grading == GRADING_FAILED:  # nothing posted: the LMS keeps what it had
-        done.failed_grading.append(score)
-        return
-    pending = journal.pending(lineitem, user)
-    if pending is not None:  # an earlier run's POST that was never answered: as it was
-        if not _post(ags, journal, done, item, student, user, pending.payload):
+    ags: object
+    connection: Connection
+    journal: Journal
+    done: Pushed
+    can_read_results: bool
+
+    def push_one(self, score: StudentScore, user: str) -> None:
+        """The student's score, unless it is unchanged since sent, failed to grade, or there
+        is no hand-in (then nothing: a score would make Canvas record a submission and clear
+        the grade it holds)."""
+        done, lineitem, student = self.done, self.done.lineitem, score.student_id
+        if score.grading == GRADING_FAILED:
+            done.failed_grading.append(score)
             return
-        done.resent.append(student)
-    payload = {**score.payload(), "userId": user}
-    last = journal.sent_payload(lineitem, user)
-    if last is not None and unstamped(last) == payload:
-        if pending is None:
-            done.unchanged.append(student)
-        return
-    payload["timestamp"] = now_stamp(after=journal.last_stamp(lineitem, user))
-    if _post(ags, journal, done, item, student, user, payload):
-        done.sent.append(score)
+        if not score.handed_in:
+            done.no_hand_in.append(student)
+            return
+        pending = self.journal.pending(lineitem, user)
+        if pending is not None and not self._settle(pending):
+            return
+        hand_grading = score.grading == PENDING_MANUAL
+        score = score.as_final() if done.partial_as_final else score
+        payload = {**score.payload(), "userId": user}
+        last = self.journal.sent_payload(lineitem, user)
+        if last is not None and unstamped(last) == payload:
+            if pending is None:
+                done.unchanged.append(student)
+        else:
+            payload[CANVAS_SUBMISSION] = _canvas_submission(score, last)
+            payload["timestamp"] = now_stamp(after=self.journal.last_stamp(lineitem, user))
+            if not self._post(student, user, payload):
+                return
+            done.sent.append(score)
+        if hand_grading:
+            done.awaiting_hand_grading.append(student)
+
+    def _settle(self, pending: Entry) -> bool:
+        """An earlier run's POST that was never answered: journaled as stored where the LMS's
+        results show it holds exactly it (so it is not sent twice: Canvas would record a second
+        attempt, Moodle would refuse it, 409), else sent again as it was. False if refused."""
+        if self.can_read_results and _holds(self._result(pending.user), pending.payload):
+            self.journal.sent(pending.lineitem, pending.user, pending.student, pending.payload)
+            self.done.confirmed.append(pending.student)
+            return True
+        if not self._post(pending.student, pending.user, pending.payload, resend=True):
+            return False
+        self.done.resent.append(pending.student)
+        return True
+
+    def _result(self, user: str) -> dict | None:
+        """What the LMS holds for `user` on the line item (AGS results), None if nothing or if
+        the LMS will not say (then the score is sent again, as without the scope)."""
+        try:
+            response = self.connection.make_service_request(
+                [RESULT_SCOPE],
+                _results_url(self.done.lineitem, user),
+                accept="application/vnd.ims.lis.v2.resultcontainer+json",
+            )
+        except LmsRefused:
+            return None
+        results = response["body"] or []
+        return next((r for r in results if str(r.get("userId")) == user), None)
+
+    def _post(self, student: str, user: str, payload: dict, resend: bool = False) -> bool:
+        """One score POST, journaled around; False when the LMS refused this one score."""
+        from pylti1p3.lineitem import LineItem
+
+        lineitem = self.done.lineitem
+        self.journal.sending(lineitem, user, student, payload)
+        try:
+            self.ags.put_grade(_grade(payload), LineItem({"id": lineitem}))
+        except LmsRefused as refused:
+            if refused.status not in REFUSED_ONE:
+                raise
+            self.journal.refused(lineitem, user, student, payload)
+            why = str(refused)
+            if resend and refused.status == 409 and not self.can_read_results:
+                why += (
+                    f"; the LMS may hold this very score from the earlier push: give the tool "
+                    f"the scope {RESULT_SCOPE} so the push can check what it holds"
+                )
+            self.done.refused[student] = why
+            return False
+        self.journal.sent(lineitem, user, student, payload)
+        return True
 
 
-def _post(ags, journal: Journal, done: Pushed, item, student: str, user: str, payload) -> bool:
-    """One score POST, journaled around; False when the LMS refused this one score."""
-    journal.sending(item.get_id(), user, student, payload)
-    try:
-        ags.put_grade(_grade(payload), item)
-    except LmsRefused as refused:
-        if refused.status not in REFUSED_ONE:
-            raise
-        journal.refused(item.get_id(), user, student, payload)
-        done.refused[student] = str(refused)
+def _canvas_submission(score: StudentScore, last: dict | None) -> dict:
+    """Canvas's submission extension: a new submission (attempt) only for a hand-in not sent
+    before (first sent, or handed in again since); a regrade only updates the grade."""
+    handed_in_before = (last or {}).get("submission", {}).get("submittedAt")
+    new = last is None or handed_in_before != score.submitted_at
+    extension: dict = {"new_submission": new, "submission_type": "external_tool"}
+    if score.submitted_at is not None:
+        extension["submitted_at"] = score.submitted_at
+    return extension
+
+
+def _results_url(lineitem: str, user: str) -> str:
+    """The line item's results for one user: `/results` after its path, its query kept
+    (Moodle's line item URLs carry one)."""
+    parts = urllib.parse.urlsplit(lineitem)
+    query = urllib.parse.parse_qsl(parts.query) + [("user_id", user)]
+    return parts._replace(
+        path=parts.path.rstrip("/") + "/results", query=urllib.parse.urlencode(query)
+    ).geturl()
+
+
+def _holds(result: dict | None, payload: dict) -> bool:
+    """Whether the LMS's result is this score: in the same whole second where the result has a
+    timestamp, showing its score (scaled to the result's maximum), or none where the LMS shows
+    only final grades and this one is not final."""
+    if result is None:
         return False
-    journal.sent(item.get_id(), user, student, payload)
-    return True
+    held_at = result.get("timestamp")
+    if held_at and _second(held_at) != _second(payload["timestamp"]):
+        return False
+    shown, given = result.get("resultScore"), payload.get("scoreGiven")
+    if shown is None:
+        return given is None or payload["gradingProgress"] != FULLY_GRADED
+    if given is None:
+        return False
+    scale = float(result.get("resultMaximum") or payload["scoreMaximum"]) / payload["scoreMaximum"]
+    return abs(float(shown) - given * scale) < 1e-6
+
+
+def _second(stamp: str) -> int:
+    return int(datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp())
 
 
 def _grade(payload: dict):
@@ -293,6 +445,8 @@ def _grade(payload: dict):
         grade.set_submitted_at(payload["submission"]["submittedAt"])
     if payload.get("comment"):
         grade.set_comment(payload["comment"])
+    if CANVAS_SUBMISSION in payload:
+        grade.set_extra_claims({CANVAS_SUBMISSION: payload[CANVAS_SUBMISSION]})
     return grade
 
 

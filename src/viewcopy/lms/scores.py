@@ -1,7 +1,8 @@
 """Each student's score for an assignment, read from the course's nbgrader gradebook, as AGS
 says it: `scoreGiven` the gradebook's total (less the late penalty, as `nbgrader export`),
 `scoreMaximum` the assignment's maximum, `gradingProgress` PendingManual while any cell awaits
-hand grading (answers 21-25) and FullyGraded after, `activityProgress` from the hand-in.
+hand grading (answers 21-25) and FullyGraded after, `activityProgress` from the hand-in,
+`submission.submittedAt` when it was handed in (nbgrader's timestamp, to the microsecond).
 
 A hand-in whose last grading failed (`viewcopy grade`'s record) has no score to give: its
 gradingProgress is Failed, and the push sends nothing for it (the LMS keeps what it had, as a
@@ -10,7 +11,7 @@ regrade that failed must not erase an earlier score) and names it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -39,6 +40,17 @@ class StudentScore:
     score: float | None = None
     submitted_at: str | None = None
     failure: str = ""
+
+    @property
+    def handed_in(self) -> bool:
+        return self.activity != INITIALIZED
+
+    def as_final(self) -> StudentScore:
+        """The score with the autograded part final (FullyGraded) while hand grading is
+        pending, for a course that shows partial grades (c.LmsPush.partial_as_final)."""
+        if self.grading != PENDING_MANUAL:
+            return self
+        return replace(self, grading=FULLY_GRADED)
 
     def payload(self) -> dict:
         """The AGS score's fields, less userId and timestamp (the push adds them)."""
@@ -86,7 +98,8 @@ def _score(course, assignment, student_id, maximum, submission, failure) -> Stud
         return StudentScore(student_id, SUBMITTED, GRADING_FAILED, maximum, failure=failure)
     if submission is None:
         if handed_in:
-            return StudentScore(student_id, SUBMITTED, PENDING, maximum)
+            when = _handed_in_at(submission_folder(course, student_id, assignment))
+            return StudentScore(student_id, SUBMITTED, PENDING, maximum, submitted_at=when)
         return StudentScore(student_id, INITIALIZED, NOT_READY, maximum)
     score = max(0.0, float(submission.score) - float(submission.late_submission_penalty or 0))
     return StudentScore(
@@ -99,10 +112,23 @@ def _score(course, assignment, student_id, maximum, submission, failure) -> Stud
     )
 
 
+def _handed_in_at(folder: Path) -> str | None:
+    """The hand-in's time as nbgrader's collect wrote it (timestamp.txt), None without one."""
+    from nbgrader.utils import parse_utc
+
+    stamp = folder / "timestamp.txt"
+    if not stamp.is_file():
+        return None
+    try:
+        return _utc(parse_utc(stamp.read_text(encoding="utf-8").strip()))
+    except ValueError:
+        return None
+
+
 def _utc(when: datetime | None) -> str | None:
-    """nbgrader keeps submission times as naive UTC."""
+    """nbgrader keeps submission times as naive UTC; AGS wants them to the sub-second."""
     if when is None:
         return None
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
-    return when.astimezone(timezone.utc).isoformat()
+    return when.astimezone(timezone.utc).isoformat(timespec="microseconds")
