@@ -60,22 +60,26 @@ def parsed_sheet(
 ) -> dict[Key, Prediction]:
     """A part's sheet parsed for this hand-in's keys (PredictionError naming every problem); a
     NEXT_PREDICTIONS filled for another lock's draw is refused saying that first."""
+    keys = part.keys(record)
     try:
-        return part.parse(value, part.keys(record))
+        return part.parse(value, keys)
     except PredictionError as exc:
-        why = another_draw(value, record, lock_file) if part is NEXT else None
+        why = another_draw(value, keys, record, lock_file) if part is NEXT else None
         if why is None:
             raise
         raise PredictionError([(NEXT.label, why), *exc.problems], NEXT.label) from None
 
 
-def another_draw(value: object, record: LockRecord | None, lock_file: Path) -> str | None:
-    """Why a sheet answers next ops this lock did not draw (a new lock draws its own ten), and
-    what to do; None when every id it answers is of this draw or of none."""
-    if not isinstance(value, Mapping) or record is None:
+def another_draw(
+    value: object, drawn: list[str], record: LockRecord, lock_file: Path
+) -> str | None:
+    """Why a sheet answers next ops this lock (`record`, which drew the ids `drawn`) did not
+    draw (a new lock draws its own ten), and what to do; None when every id it answers is of
+    this draw or of none."""
+    if not isinstance(value, Mapping):
         return None
-    drawn = {op.id for op in hand_in_draw(record)}
-    others = sorted(k for k in value if k in {op.id for op in POOL} and k not in drawn)
+    pool = {op.id for op in POOL}
+    others = sorted(k for k in value if k in pool and k not in drawn)
     if not others:
         return None
     return (

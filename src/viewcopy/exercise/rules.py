@@ -192,7 +192,8 @@ def rule_after_problem(rule: object) -> str | None:
         )
     if not rule.strip():
         return f"the rule is empty: name what decides view or copy ({DECIDES}), e.g. {EXAMPLE}"
-    clauses = _clauses(_plain(rule))
+    plain = _plain(rule)
+    clauses = _clauses(plain)
     if any(not reported and _names_decider(clause) for clause, reported in clauses):
         return None
     said = _quoted(rule)
@@ -200,7 +201,7 @@ def rule_after_problem(rule: object) -> str | None:
         looked_at = any(_names_decider(clause) for clause, _ in clauses)
         what = " (what you looked at is not why it came out so)" if looked_at else ""
         return f"{said}: {RAN_IT}{what}; say why, naming {DECIDES}, e.g. {EXAMPLE}"
-    if re.search(r"\b(?:views?|cop(?:y|ies|ied|ying))\b", _plain(rule)):
+    if re.search(r"\b(?:views?|cop(?:y|ies|ied|ying))\b", plain):
         return f"{said} gives a verdict, not what decides it: name {DECIDES}, e.g. {EXAMPLE}"
     return f"{said} names nothing that decides view or copy: name {DECIDES}, e.g. {EXAMPLE}"
 

@@ -150,8 +150,10 @@ def _record(check: Callable, **inputs: object) -> dict:
 def _before_reveal(context: CheckContext, record: dict) -> Credit | None:
     """No credit and the sentence that says why, where the context withholds the truth (before
     the twenty's reveal, in the kernel); None where the check may judge."""
-    if not context.withholds_truth():
-        return None
+    return _truth_first(record) if context.withholds_truth() else None
+
+
+def _truth_first(record: dict) -> Credit:
     print(TRUTH_FIRST)
     return Credit(0.0, record)
 
@@ -170,10 +172,10 @@ def _part_credit(
     cannot be read earns nothing and says why. Before the twenty's reveal, in the kernel, only
     TRUTH_FIRST (a twenty that does not parse still fails the cell: its problems are the
     sheet's own, nothing measured)."""
-    if part is TWENTY and context.withholds_truth():
-        part.parse(value, part.keys(context.lock_record()))
-    if (early := _before_reveal(context, record)) is not None:
-        return early
+    if context.withholds_truth():
+        if part is TWENTY:
+            part.parse(value, part.keys(context.lock_record()))
+        return _truth_first(record)
     if (reason := context.not_written(value, part.label)) is not None:
         print(f"{reason}\nCredit: 0/{points:g}")
         return Credit(0.0, record)
