@@ -566,9 +566,8 @@ def app(folder: Path):
             _write(path, {"remaining": remaining - 1})
         return bool(remaining)
 
-    def _answer_lost(store: Store) -> bool:
-        """Whether this accepted score POST is the one whose answer is lost (`lose_answer`)."""
-        path = store.folder / "lost.json"
+    def _runs_out(path: Path) -> bool:
+        """Count one accepted score down in `path`; True (and the count gone) at its last."""
         remaining = _read(path, {}).get("remaining")
         if remaining is None:
             return False
@@ -578,16 +577,14 @@ def app(folder: Path):
         path.unlink()
         return True
 
+    def _answer_lost(store: Store) -> bool:
+        """Whether this accepted score POST is the one whose answer is lost (`lose_answer`)."""
+        return _runs_out(store.folder / "lost.json")
+
     def _outage(store: Store):
         """After an accepted score: exit once the outage's count runs out (`fail_after`)."""
-        path = store.folder / "outage.json"
-        remaining = _read(path, {}).get("remaining")
-        if remaining is None:
+        if not _runs_out(store.folder / "outage.json"):
             return None
-        if remaining > 1:
-            _write(path, {"remaining": remaining - 1})
-            return None
-        path.unlink()
 
         async def exit_now() -> None:  # on the event loop: no later request is read first
             os._exit(3)
