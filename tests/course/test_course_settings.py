@@ -10,9 +10,16 @@ from pathlib import Path
 import pytest
 from traitlets.config import Config
 
-from viewcopy.course.assignment import CourseSettingError, course_config, gradebook_url
-from viewcopy.course.settings import (
+from viewcopy.course.assignment import (
+    COURSE_ID,
     DEFAULT_COURSE,
+    CourseSettingError,
+    course_config,
+    course_id,
+    enrol,
+    gradebook_url,
+)
+from viewcopy.course.settings import (
     SETTINGS,
     LockService,
     PredictionScoring,
@@ -132,3 +139,36 @@ def test_the_class_report_stops_on_such_a_setting_before_it_measures(tmp_path):
 def test_the_lock_service_setting_is_a_configurable_of_its_own():
     service = LockService(config=config(LockService={"data_dir": "/srv/locks"}))
     assert service.policy() == LockPolicy(Path("/srv/locks"), True)
+
+
+def test_one_setting_names_the_course_every_gradebook_is_opened_under(tmp_path):
+    """The course id is c.CourseDirectory.course_id (nbgrader's default without it): the shipped
+    config's is COURSE_ID; a course of another id is enrolled under its own, never under a name
+    of the package's; and no module opens a gradebook with an id of its own making."""
+    import ast
+    import sqlite3
+
+    assert course_id(ROOT) == COURSE_ID
+    course = tmp_path / "course"
+    course.mkdir()
+    (course / "nbgrader_config.py").write_text(
+        'c = get_config()\nc.CourseDirectory.course_id = "cs101"\n'
+    )
+    enrol(course, {"s1": "One"})
+    with sqlite3.connect(course / "gradebook.db") as db:
+        assert [row[0] for row in db.execute("SELECT id FROM course")] == ["cs101"]
+    assert read_settings(course).course_id == course_id(course) == "cs101"
+    assert course_id(tmp_path) == DEFAULT_COURSE  # no config
+
+    opened = []
+    for path in sorted((ROOT / "src" / "viewcopy").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "Gradebook":
+                given = [*node.args[1:], *(k.value for k in node.keywords if k.arg == "course_id")]
+                opened.append((path.name, node.lineno, given))
+    assert opened, "the scan finds nbgrader's Gradebook calls"
+    for name, line, given in opened:
+        assert len(given) == 1, f"{name}:{line} opens a gradebook without the course's id"
+        (argument,) = given
+        assert not isinstance(argument, ast.Constant), f"{name}:{line}: a literal course id"
+        assert ast.unparse(argument) != "COURSE_ID", f"{name}:{line}: the shipped course's id"

@@ -23,14 +23,14 @@ from viewcopy.hub.state import keep_registration
 from viewcopy.lms.commands import add_lms_parser, run_lms
 from viewcopy.lms.errors import LmsError, LmsRefused
 from viewcopy.lms.keys import PlatformKeyError, PlatformKeys, ToolKey
-from viewcopy.lms.link import CONTEXT_CLAIM, DEPLOYMENT_CLAIM, CourseLink
+from viewcopy.lms.link import CourseLink
 from viewcopy.lms.registration import (
     REGISTRATION_FILE,
     Registration,
     UnknownDeployment,
     lms_folder,
 )
-from viewcopy.lms.tool import SCOPES
+from viewcopy.lms.vocabulary import CONTEXT_CLAIM, DEPLOYMENT_CLAIM, TOOL_SCOPES
 
 OLD_FORM = {
     "issuer": "https://canvas.example.edu",
@@ -261,12 +261,12 @@ def test_a_refused_scope_names_the_scopes_and_the_lms_settings(tmp_path):
         registration = Registration.from_dict({**OLD_FORM, "token_url": token_url})
         connection = Connection(registration, ToolKey.ensure(tmp_path), sleep=lambda s: None)
         with pytest.raises(LmsRefused) as raised:
-            connection.make_service_request(SCOPES, f"{token_url}/../lineitems")
+            connection.make_service_request(TOOL_SCOPES, f"{token_url}/../lineitems")
     finally:
         server.shutdown()
     message = str(raised.value)
     assert raised.value.status == 400
-    assert all(scope in message for scope in SCOPES), message
+    assert all(scope in message for scope in TOOL_SCOPES), message
     for setting in (
         "LTI Advantage Services",
         "IMS LTI Assignment and Grade Services",

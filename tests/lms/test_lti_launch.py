@@ -42,8 +42,9 @@ from support.servers import free_port
 
 from viewcopy.course.assignment import COURSE_ID
 from viewcopy.lms.keys import ToolKey
-from viewcopy.lms.link import DEPLOYMENT_CLAIM, CourseLink
+from viewcopy.lms.link import CourseLink
 from viewcopy.lms.registration import REGISTRATION_FILE
+from viewcopy.lms.vocabulary import DEPLOYMENT_CLAIM
 
 pytestmark = [pytest.mark.lms, pytest.mark.hub, pytest.mark.browser, pytest.mark.course]
 
@@ -289,6 +290,41 @@ def test_a_teaching_assistant_grades_and_a_mentor_is_refused(hub, platform):
         else:
             assert hub.user(hub_name(member.user_id))["groups"] == [group]
             assert logged_in(session)
+
+
+def test_the_hub_and_the_roster_read_a_persons_roles_alike(hub, platform):
+    """Whoever the hub logs in as a student the roster enrols, and nobody else: the roles an LMS
+    gives one person (a Learner who also develops content, a Learner's sub-role, an assistant
+    who is also a Learner, a designer) mean the same at a launch and in the roster."""
+    from nbgrader.api import Gradebook
+
+    from viewcopy.course.assignment import course_id, gradebook_url
+    from viewcopy.lms.roster import roster
+
+    membership = "http://purl.imsglobal.org/vocab/lis/v2/membership"
+    mixed = [
+        Member("dual-1", "Dana Dual", "dana@uni.example", (LEARNER, f"{ROLES}ContentDeveloper")),
+        Member("audit-2", "Abe Audit", "abe@uni.example", (f"{membership}/Learner#Auditor",)),
+        Member("ta-3", "Tia Learner", "tia@uni.example", (TEACHING_ASSISTANT, LEARNER)),
+        Member("design-4", "Des Igner", "des@uni.example", (f"{ROLES}ContentDeveloper",)),
+    ]
+    platform.enrol([STUDENT, TEACHER, ASSISTANT, MENTOR, MALLORY, *mixed])
+    groups = {}
+    for member in mixed:
+        session = requests.Session()
+        form = launch_form(session, platform, member)
+        post_launch(session, hub, form["id_token"], form["state"])
+        user = hub.user(hub_name(member.user_id))
+        groups[member.user_id] = user["groups"] if user else []
+    course = hub.state.course_root
+    roster(course)
+    with Gradebook(gradebook_url(course), course_id(course)) as gradebook:
+        enrolled = {s.id for s in gradebook.students}
+    for member in mixed:
+        name = hub_name(member.user_id)
+        assert (groups[member.user_id] == [STUDENTS]) == (name in enrolled), (member, groups)
+    assert groups["dual-1"] == groups["audit-2"] == [STUDENTS]  # Learners, whatever else
+    assert groups["ta-3"] == [GRADERS] and groups["design-4"] == []
 
 
 def test_forged_and_replayed_launches_are_refused(hub, platform):

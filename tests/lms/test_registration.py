@@ -18,16 +18,9 @@ import pytest
 from viewcopy.lms.commands import add_lms_parser, run_lms
 from viewcopy.lms.journal import Journal, now_stamp
 from viewcopy.lms.keys import KEY_FILE, KeyFileError, ToolKey
-from viewcopy.lms.link import (
-    AGS_CLAIM,
-    CONTEXT_CLAIM,
-    NRPS_CLAIM,
-    ROLES_CLAIM,
-    CourseLink,
-    LinkMismatch,
-    NotLinked,
-)
+from viewcopy.lms.link import CourseLink, LinkMismatch, NotLinked
 from viewcopy.lms.registration import Registration, hub_name, lms_folder
+from viewcopy.lms.vocabulary import AGS_CLAIM, CONTEXT_CLAIM, NRPS_CLAIM, ROLES_CLAIM
 
 GOOD = {
     "issuer": "https://lms.example.edu",

@@ -23,6 +23,10 @@ from viewcopy.exercise.production import PRODUCTION
 
 ASSIGNMENT = "view_or_copy"
 COURSE_ID = "view_or_copy"
+"""The id the shipped nbgrader_config.py gives its course (the demo's and the hub's); a course's
+own id is `course_id(course)`, read from its config."""
+DEFAULT_COURSE = "default_course"
+"""nbgrader's course id for a config that sets none (its Gradebook's default)."""
 NOTEBOOK = "view_or_copy.ipynb"
 NOTEBOOK_ID = NOTEBOOK.removesuffix(".ipynb")
 LAB_IMPORTS = ("torch", "viewcopy.notebook", "viewcopy.explorer")
@@ -86,6 +90,25 @@ def gradebook_url(course: Path) -> str:
     return configured or f"sqlite:///{Path(course).resolve() / 'gradebook.db'}"
 
 
+def configured_course_id(config) -> str:
+    """The course id a config gives (`c.CourseDirectory.course_id`), nbgrader's default without
+    one: the one setting every gradebook of the course is opened with."""
+    return config.get("CourseDirectory", {}).get("course_id") or DEFAULT_COURSE
+
+
+def course_id(course: Path) -> str:
+    """The course id of the course folder `course` (its nbgrader_config.py)."""
+    return configured_course_id(course_config(course))
+
+
+def course_gradebook(course: Path, url: str | None = None):
+    """nbgrader's Gradebook of the course, under the course's own id: at `url` (a copy to read,
+    from `gradebook_to_read`) or at the course's gradebook itself."""
+    from nbgrader.api import Gradebook
+
+    return Gradebook(url or gradebook_url(course), course_id(course))
+
+
 def sqlite_file(url: str) -> Path | None:
     """The file of a `sqlite:///` gradebook URL (query dropped), None for a server database."""
     if not url.startswith("sqlite:///"):
@@ -129,9 +152,7 @@ def build_course(
 
 def enrol(course: Path, students: Mapping[str, str]) -> None:
     """Add students (id -> name) to the gradebook, as `nbgrader db student add` does."""
-    from nbgrader.api import Gradebook
-
-    with Gradebook(gradebook_url(course), COURSE_ID) as gradebook:
+    with course_gradebook(course) as gradebook:
         for student_id, name in students.items():
             # `nbgrader export` writes CSV fields unquoted: a comma would shift the columns
             gradebook.update_or_create_student(student_id, last_name=name.replace(",", ";"))
@@ -158,7 +179,7 @@ def read_grades(course: Path, assignment: str = ASSIGNMENT) -> dict[str, Grades]
     no gradebook file, to {}.
     """
     with gradebook_to_read(course) as url:
-        return _grades_from(url, assignment) if url else {}
+        return _grades_from(course, url, assignment) if url else {}
 
 
 @contextlib.contextmanager
@@ -177,11 +198,11 @@ def gradebook_to_read(course: Path) -> Iterator[str | None]:
             yield f"sqlite:///{shutil.copy(path, folder)}"
 
 
-def _grades_from(url: str, assignment: str) -> dict[str, Grades]:
-    from nbgrader.api import Gradebook, MissingEntry
+def _grades_from(course: Path, url: str, assignment: str) -> dict[str, Grades]:
+    from nbgrader.api import MissingEntry
 
     out: dict[str, Grades] = {}
-    with Gradebook(url, course_id="") as gradebook:
+    with course_gradebook(course, url) as gradebook:
         for student in gradebook.students:
             try:
                 notebook = gradebook.find_submission_notebook(NOTEBOOK_ID, assignment, student.id)

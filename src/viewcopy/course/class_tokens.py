@@ -9,7 +9,12 @@ import os
 import tempfile
 from pathlib import Path
 
-from viewcopy.course.assignment import COURSE_ID, gradebook_to_read, gradebook_url, sqlite_file
+from viewcopy.course.assignment import (
+    course_gradebook,
+    gradebook_to_read,
+    gradebook_url,
+    sqlite_file,
+)
 from viewcopy.locking.receipts import student_token
 from viewcopy.locking.store import init_data, load_key
 
@@ -32,7 +37,6 @@ def class_tokens(data_dir: Path, course: Path = Path(".")) -> list[tuple[str, st
 def gradebook_students(course: Path) -> list[str]:
     """The student ids of the course's gradebook, sorted; FileNotFoundError without a gradebook,
     NoStudents when it lists none."""
-    from nbgrader.api import Gradebook
 
     course = course.resolve()
     with gradebook_to_read(course) as url:
@@ -42,7 +46,7 @@ def gradebook_students(course: Path) -> list[str]:
                 "pass --course with the nbgrader course folder, or set "
                 "c.CourseDirectory.db_url in its nbgrader_config.py"
             )
-        with Gradebook(url, COURSE_ID) as gradebook:
+        with course_gradebook(course, url) as gradebook:
             students = sorted(student.id for student in gradebook.students)
     if not students:
         raise NoStudents(

@@ -23,12 +23,9 @@ from pathlib import Path
 from traitlets import Bool, Enum, TraitError, Unicode
 from traitlets.config import Config, Configurable
 
-from viewcopy.course.assignment import CourseSettingError, course_config
+from viewcopy.course.assignment import CourseSettingError, configured_course_id, course_config
 from viewcopy.exercise.scoring import CARD, POLICIES
 from viewcopy.locking.judge import LockPolicy
-
-DEFAULT_COURSE = "default_course"
-"""nbgrader's course id for a config that sets none (its Gradebook's default)."""
 
 
 class LockService(Configurable):
@@ -88,8 +85,8 @@ class CourseSettings:
     gradebook keeps it under."""
 
     lock: LockPolicy
+    course_id: str
     scoring: str = CARD
-    course_id: str = DEFAULT_COURSE
     partial_as_final: bool = False
 
 
@@ -101,7 +98,7 @@ def course_settings(config: Config | None) -> CourseSettings:
     return CourseSettings(
         lock=lock.policy(),
         scoring=scoring.policy,
-        course_id=config.get("CourseDirectory", {}).get("course_id") or DEFAULT_COURSE,
+        course_id=configured_course_id(config),
         partial_as_final=push.partial_as_final,
     )
 

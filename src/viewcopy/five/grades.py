@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK_ID, gradebook_url
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK_ID, course_gradebook
 from viewcopy.five.questions import Question, answer_cell
 
 COLUMNS = ("question", "group", "score", "comment")
@@ -152,12 +152,12 @@ def apply_grades(
 ) -> Applied:
     """Write each group's score and comment as its members' manual grade of `answer_N`, in one
     transaction; grades set in formgrader (not by an earlier apply) are kept."""
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
     ledger_file = ledger_path(course, assignment)
     ledger = _read_ledger(ledger_file)
     applied = Applied()
-    with Gradebook(gradebook_url(course), COURSE_ID) as gradebook:
+    with course_gradebook(course) as gradebook:
         rows = []
         for grade in grades:
             for student in grade.students:

@@ -18,11 +18,10 @@ from typing import TYPE_CHECKING
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
-    COURSE_ID,
     NOTEBOOK,
     NOTEBOOK_ID,
+    course_gradebook,
     grade_id,
-    gradebook_url,
     read_grades,
 )
 from viewcopy.course.handin import written_literal
@@ -92,10 +91,10 @@ def rubric_of(source: str) -> str:
 
 def _from_gradebook(course: Path, assignment: str, items: Sequence[int]):
     """Each question's rubric and the points of its answer cell, as the gradebook keeps them."""
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
     rubrics, points = {}, {}
-    with Gradebook(gradebook_url(course), COURSE_ID) as gradebook:
+    with course_gradebook(course) as gradebook:
         for item in items:
             try:
                 source = gradebook.find_source_cell(f"specific_{item}", NOTEBOOK_ID, assignment)

@@ -132,7 +132,8 @@ def welcome(state: HubState) -> str:
 def lti_welcome(state: HubState) -> str:
     """Where the hub is, and what to give the LMS where the tool is registered."""
     from viewcopy.lms.keys import ToolKey
-    from viewcopy.lms.tool import SCOPES, hub_urls
+    from viewcopy.lms.tool import hub_urls
+    from viewcopy.lms.vocabulary import TOOL_SCOPES
 
     registration = state.registration()
     return "\n".join(
@@ -144,7 +145,7 @@ def lti_welcome(state: HubState) -> str:
             "  give the LMS (docs/lms.md):",
             *(f"    {what}: {url}" for what, url in hub_urls(state.url).items()),
             f"    key id: {ToolKey.ensure(state.lms).kid}",
-            f"    scopes: {' '.join(SCOPES)}",
+            f"    scopes: {' '.join(TOOL_SCOPES)}",
             f"  course: {state.course_root} (graders' servers have it as $VIEWCOPY_COURSE_ROOT)",
             f"state: {state.folder} (log: {state.log.name}); Ctrl-C stops the hub and every server",
         ]

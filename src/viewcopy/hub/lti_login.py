@@ -10,8 +10,9 @@ course adds, from its `lms/` folder:
   file says at each launch: `viewcopy lms deployment add` needs no restart;
 - the hub name is the registration's `username_claim` (default `sub`: the LMS's stable id),
   made JupyterHub-safe (`hub_name`);
-- the LMS role decides the group (`course_group`): a Learner is a student
-  (`nbgrader-<course>`), an Instructor or TeachingAssistant a grader (`formgrade-<course>`);
+- the LMS role decides the group (`lms.vocabulary.course_role`, as for the roster): a Learner
+  is a student (`nbgrader-<course>`), an Instructor or TeachingAssistant a grader
+  (`formgrade-<course>`);
   JupyterHub keeps the groups as each launch says (`manage_groups`); anyone else is refused;
 - every launch is recorded in `lms/link.json` (AGS and NRPS endpoints, the person);
 - the course's public key set is served at `/hub/lti13/jwks`, for the LMS's key set URL.
@@ -37,7 +38,7 @@ from tornado.web import HTTPError
 from traitlets import Unicode, default
 
 from viewcopy.lms.keys import PlatformKeyError, PlatformKeys, ToolKey
-from viewcopy.lms.link import DEPLOYMENT_CLAIM, ROLES_CLAIM, CourseLink, LinkMismatch
+from viewcopy.lms.link import CourseLink, LinkMismatch
 from viewcopy.lms.registration import (
     REGISTRATION_FILE,
     Registration,
@@ -45,48 +46,9 @@ from viewcopy.lms.registration import (
     hub_name,
 )
 from viewcopy.lms.tool import CALLBACK_PATH, KEY_SET_PATH, LOGIN_PATH
+from viewcopy.lms.vocabulary import DEPLOYMENT_CLAIM, GRADER, ROLES_CLAIM, course_role
 
-LIS = "http://purl.imsglobal.org/vocab/lis/v2/"
-CONTEXT_ROLE = LIS + "membership"
-INSTITUTION_ROLE = LIS + "institution/person"
-GRADER, STUDENT = "grader", "student"
 OWN_ENDPOINTS = tuple("/" + path for path in (LOGIN_PATH, CALLBACK_PATH, KEY_SET_PATH))
-
-
-def _role(role: str, vocabulary: str) -> tuple[str, str] | None:
-    """(principal role, sub-role) of a role URI in `vocabulary` (`...#Learner` -> (Learner, ''),
-    `.../Instructor#TeachingAssistant` -> (Instructor, TeachingAssistant)); None outside it."""
-    if role.startswith(vocabulary + "#"):
-        return role[len(vocabulary) + 1 :], ""
-    if role.startswith(vocabulary + "/") and "#" in role:
-        principal, sub = role[len(vocabulary) + 1 :].split("#", 1)
-        return principal, sub
-    return None
-
-
-def course_group(roles: list[str]) -> str | None:
-    """GRADER, STUDENT or None (neither) for a launch's LTI roles.
-
-    The context (course) roles decide: an Instructor (or any of its sub-roles) or a
-    TeachingAssistant grades, else a Learner studies. A launch with no context role at all falls
-    back on the institution roles (Instructor grades; Student or Learner studies). A bare name
-    (`Learner`, as LTI 1.1 platforms still send) counts as a context role.
-    """
-    context, institution = [], []
-    for role in roles:
-        if "/" not in role and "#" not in role:
-            context.append((role, ""))
-        elif (found := _role(role, CONTEXT_ROLE)) is not None:
-            context.append(found)
-        elif (found := _role(role, INSTITUTION_ROLE)) is not None:
-            institution.append(found)
-    if context:
-        if any(p == "Instructor" or "TeachingAssistant" in (p, s) for p, s in context):
-            return GRADER
-        return STUDENT if any(p == "Learner" for p, _ in context) else None
-    if any(p in ("Instructor", "TeachingAssistant") for p, _ in institution):
-        return GRADER
-    return STUDENT if any(p in ("Student", "Learner") for p, _ in institution) else None
 
 
 def refused(status: int, sentence: str) -> HTTPError:
@@ -290,7 +252,7 @@ class CourseLTI13Authenticator(LTI13Authenticator):
         self.check_deployment(data.get(DEPLOYMENT_CLAIM), "this launch", status=403)
         name = self.get_username(data)
         roles = [str(r) for r in data.get(ROLES_CLAIM) or []]
-        group = course_group(roles)
+        group = course_role(roles)
         if group is None:
             raise refused(
                 403,

@@ -18,7 +18,8 @@ from viewcopy.lms.registration import (
     UnknownDeployment,
     lms_folder,
 )
-from viewcopy.lms.tool import SCOPES, hub_urls
+from viewcopy.lms.tool import hub_urls
+from viewcopy.lms.vocabulary import TOOL_SCOPES
 
 
 class PushIncomplete(LmsError):
@@ -107,7 +108,7 @@ def run_keys(args: argparse.Namespace) -> str:
         "    " + json.dumps(key.public_jwk(), sort_keys=True),
         "  services and their scopes: Assignment and Grade Services, Names and Role "
         "Provisioning Services:",
-        *(f"    {scope}" for scope in SCOPES),
+        *(f"    {scope}" for scope in TOOL_SCOPES),
         "",
         _registration_line(folder),
     ]

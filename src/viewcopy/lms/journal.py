@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+from viewcopy.lms.vocabulary import CANVAS_SUBMISSION
+
 JOURNAL_FILE = "journal.jsonl"
 SENDING, SENT, REFUSED = "sending", "sent", "refused"
 
@@ -32,10 +34,6 @@ class Entry:
     @property
     def timestamp(self) -> str:
         return self.payload["timestamp"]
-
-
-CANVAS_SUBMISSION = "https://canvas.instructure.com/lti/submission"
-"""Canvas's extension of an AGS score: whether it is a new submission (attempt), and when."""
 
 
 def unstamped(payload: dict) -> dict:

@@ -18,16 +18,17 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from viewcopy.lms.registration import REGISTRATION_FILE, Registration
+from viewcopy.lms.vocabulary import (
+    AGS_CLAIM,
+    CONTEXT_CLAIM,
+    DEPLOYMENT_CLAIM,
+    NRPS_CLAIM,
+    ROLES_CLAIM,
+    STUDENT,
+    course_role,
+)
 
 LINK_FILE = "link.json"
-LTI = "https://purl.imsglobal.org/spec/lti/claim/"
-CONTEXT_CLAIM = LTI + "context"
-ROLES_CLAIM = LTI + "roles"
-DEPLOYMENT_CLAIM = LTI + "deployment_id"
-RESOURCE_LINK_CLAIM = LTI + "resource_link"
-AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
-NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
-MEMBERSHIP = "http://purl.imsglobal.org/vocab/lis/v2/membership"
 
 
 class NotLinked(ValueError):
@@ -36,30 +37,6 @@ class NotLinked(ValueError):
 
 class LinkMismatch(ValueError):
     """A launch from another LMS context than the one the course is linked to."""
-
-
-def context_roles(roles: Iterator[str] | tuple[str, ...]) -> set[str]:
-    """The LIS context roles among a launch's or a membership's roles, by short name
-    (`.../membership#Learner` -> Learner, `.../membership/Instructor#TeachingAssistant` ->
-    TeachingAssistant, a bare `Learner` as NRPS may give it -> Learner); institution and
-    system roles are left out."""
-    out = set()
-    for role in roles:
-        if "#" not in role and "/" not in role:
-            out.add(role)
-        elif role.startswith(MEMBERSHIP):
-            out.add(role.rsplit("#", 1)[-1])
-    return out
-
-
-def is_learner(roles) -> bool:
-    """A student of the course: a Learner in the context, and no instructor or assistant."""
-    short = context_roles(roles)
-    return "Learner" in short and not short & {
-        "Instructor",
-        "TeachingAssistant",
-        "ContentDeveloper",
-    }
 
 
 @dataclass(frozen=True)
@@ -73,7 +50,7 @@ class Person:
 
     @property
     def learner(self) -> bool:
-        return is_learner(self.roles)
+        return course_role(self.roles) == STUDENT
 
 
 @dataclass(frozen=True)

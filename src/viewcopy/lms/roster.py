@@ -17,11 +17,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from viewcopy.course.assignment import COURSE_ID, gradebook_url
+from viewcopy.course.assignment import course_gradebook
 from viewcopy.lms.connection import DEFAULT_RETRIES, Retries
 from viewcopy.lms.errors import LmsError
-from viewcopy.lms.link import CourseLink, is_learner
+from viewcopy.lms.link import CourseLink
 from viewcopy.lms.registration import hub_name, lms_folder
+from viewcopy.lms.vocabulary import STUDENT, course_role
 
 ROSTER_FILE = "roster.json"
 ACTIVE = "Active"
@@ -132,11 +133,10 @@ def roster(
 
 
 def _enrol(course: Path, members, id_field: str, before: RosterSnapshot | None):
-    from nbgrader.api import Gradebook
 
     changes, listed = RosterChanges(), {}
     for member in members:
-        if not is_learner(member.get("roles") or ()):
+        if course_role(member.get("roles") or ()) != STUDENT:
             changes.staff += 1
             continue
         raw = str(member.get(id_field) or "").strip()
@@ -155,7 +155,7 @@ def _enrol(course: Path, members, id_field: str, before: RosterSnapshot | None):
     was_active = before.active() if before else set()
     known = set(before.members) if before else set()
     changes.learners = len(now_active)
-    with Gradebook(gradebook_url(course), COURSE_ID) as gradebook:
+    with course_gradebook(course) as gradebook:
         students = {s.id: s for s in gradebook.students}
         for student_id in sorted(now_active):
             _enrol_one(gradebook, students.get(student_id), student_id, listed[student_id], changes)

@@ -1,18 +1,10 @@
-"""What the tool is to the LMS, declared once: its URLs on the course's hub, the LTI Advantage
-scopes it asks for, and the lab's title as a gradebook column or line item."""
+"""What the tool is to the LMS, declared once: its URLs on the course's hub and the lab's title
+as a gradebook column or line item (the scopes it asks for: lms.vocabulary.TOOL_SCOPES)."""
 
 from __future__ import annotations
 
 LAB_TITLE = "View or copy (M01.02)"
 """The lab's assignment as the LMS names it: the line item's label, the import file's column."""
-
-SCOPES = (
-    "https://purl.imsglobal.org/spec/lti-ags/scope/lineitem",
-    "https://purl.imsglobal.org/spec/lti-ags/scope/result.readonly",
-    "https://purl.imsglobal.org/spec/lti-ags/scope/score",
-    "https://purl.imsglobal.org/spec/lti-nrps/scope/contextmembership.readonly",
-)
-"""The scopes the tool asks for: line items, results, scores (AGS) and the roster (NRPS)."""
 
 LOGIN_PATH, CALLBACK_PATH, KEY_SET_PATH = "lti13/oauth_login", "lti13/oauth_callback", "lti13/jwks"
 """The hub's LTI endpoints, under its `/hub/` prefix."""

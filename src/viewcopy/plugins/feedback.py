@@ -54,7 +54,7 @@ class PartsWithScores(NbGraderPreprocessor):
         from viewcopy.display.table import html_table
         from viewcopy.notebook.parts_table import parts_frame
 
-        frame = parts_frame(_scores(nb, resources.get("nbgrader", {})))
+        frame = parts_frame(_scores(nb, resources.get("nbgrader", {}), self.config))
         for cell in nb.cells:
             if cell.metadata.get("nbgrader", {}).get("grade_id") == PARTS_CELL:
                 cell.outputs = [
@@ -66,7 +66,7 @@ class PartsWithScores(NbGraderPreprocessor):
         return nb, resources
 
 
-def _scores(nb, info: dict) -> dict[str, float | None]:
+def _scores(nb, info: dict, config) -> dict[str, float | None]:
     """Each graded cell's score by grade id; None while it waits to be graded by hand."""
     graded = {
         meta["grade_id"]: meta.get("score")
@@ -77,7 +77,9 @@ def _scores(nb, info: dict) -> dict[str, float | None]:
         return graded
     from nbgrader.api import Gradebook, MissingEntry
 
-    with Gradebook(info["db_url"]) as gradebook:
+    from viewcopy.course.assignment import configured_course_id
+
+    with Gradebook(info["db_url"], configured_course_id(config)) as gradebook:
         for grade_id in graded:
             try:
                 grade = gradebook.find_grade(

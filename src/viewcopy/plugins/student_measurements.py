@@ -29,7 +29,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool
 
-from viewcopy.course.assignment import MEASURING_CELLS, grade_id
+from viewcopy.course.assignment import MEASURING_CELLS, configured_course_id, grade_id
 
 
 class KeepStudentMeasurements(NbGraderPreprocessor):
@@ -78,7 +78,7 @@ class KeepStudentMeasurements(NbGraderPreprocessor):
         from nbgrader.api import Gradebook, MissingEntry
 
         found = {}
-        with Gradebook(info["db_url"]) as gradebook:
+        with Gradebook(info["db_url"], configured_course_id(self.config)) as gradebook:
             notebook = gradebook.find_notebook(info["notebook"], info["assignment"])
             graded = {cell.name for cell in notebook.grade_cells}
             for name in names - graded:

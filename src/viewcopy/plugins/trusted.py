@@ -80,7 +80,8 @@ class TrustedCredit(NbGraderPreprocessor):
 
         info = resources["nbgrader"]
         folder = Path(resources["metadata"]["path"])
-        policy = course_settings(self.config).lock
+        settings = course_settings(self.config)
+        policy = settings.lock
 
         def lock(part, parsed) -> LockStatus:
             record = read_lock(folder)
@@ -91,7 +92,7 @@ class TrustedCredit(NbGraderPreprocessor):
             {part.key: written_sheet(nb, part) for part in PREDICTED_PARTS},
             CheckContext.grader(lock, folder),
         )
-        with Gradebook(info["db_url"]) as gradebook:
+        with Gradebook(info["db_url"], settings.course_id) as gradebook:
             for cell in nb.cells:
                 if cell.cell_type != "code" or not is_grade(cell) or is_solution(cell):
                     continue
