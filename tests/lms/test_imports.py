@@ -13,16 +13,10 @@ import pytest
 from support.course_notebook import ROOT
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK_ID
+from viewcopy.course.class_scores import GradebookScore, format_score
 from viewcopy.five.questions import QUESTIONS, answer_cell
 from viewcopy.grading.record import FAILED, GRADED, HandInOutcome, record_path, write_record
-from viewcopy.lms.imports import (
-    LAB_TITLE,
-    ImportFileError,
-    Student,
-    format_score,
-    match,
-    merge_scores,
-)
+from viewcopy.lms.imports import LAB_TITLE, ImportFileError, match, merge_scores
 
 DATA = ROOT / "tests" / "data" / "lms"
 CANVAS, MOODLE = DATA / "canvas_export.csv", DATA / "moodle_export.csv"
@@ -190,7 +184,7 @@ def test_a_failed_grading_and_no_hand_in_keep_the_lms_cell_and_are_named(course,
         kept = cell(original, "SIS Login ID", login, column)
         assert cell(rows, "SIS Login ID", login, column) == kept
     summary = result.summary()
-    assert "carol: failed: kernel died" in summary
+    assert "carol: grading failed: kernel died" in summary
     assert "dan: no graded hand-in" in summary
     assert "carol" not in result.written and "dan" not in result.written
 
@@ -288,7 +282,10 @@ def test_a_semicolon_export_with_a_bom_is_written_back_the_same_way(course, tmp_
 
 
 def test_matching_trims_ignores_case_and_never_guesses():
-    students = [Student("alice", email="alice@uni.example"), Student("bob", email="b@x.org")]
+    students = [
+        GradebookScore("alice", email="alice@uni.example"),
+        GradebookScore("bob", email="b@x.org"),
+    ]
     rows = {
         3: {"Email address": "  ALICE@Uni.Example "},
         4: {"ID number": "bob", "Email address": "someone@else.org"},

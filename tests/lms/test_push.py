@@ -13,10 +13,13 @@ from its results, not refused."""
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import shutil
 from collections import Counter
+from dataclasses import replace
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 from support.lms_link import link_course, running_platform
@@ -33,9 +36,11 @@ from viewcopy.course.assignment import (
     submission_folder,
 )
 from viewcopy.grading.grade import FAILED, GRADED, grade
+from viewcopy.grading.record import INTERRUPTED, read_record, record_path, write_record
 from viewcopy.lms.commands import add_lms_parser, run_lms
 from viewcopy.lms.connection import Retries
 from viewcopy.lms.errors import LmsRefused, LmsUnreachable
+from viewcopy.lms.imports import merge_scores
 from viewcopy.lms.journal import Journal, now_stamp
 from viewcopy.lms.keys import ToolKey
 from viewcopy.lms.link import LINK_FILE
@@ -126,7 +131,7 @@ def assert_the_lms_holds_the_gradebook(course, platform, lineitem):
     for student in GRADED_OK:
         total, pending = totals[student]
         held = results[student]
-        assert held["scoreGiven"] == pytest.approx(total)
+        assert held["scoreGiven"] == round(total, 2)
         assert held["scoreMaximum"] == maximum(course)
         assert held["activityProgress"] == "Completed"
         assert held["gradingProgress"] == ("PendingManual" if pending else "FullyGraded")
@@ -162,7 +167,7 @@ def test_the_lms_holds_the_gradebook_before_and_after_hand_grading_and_once(cour
     assert item["label"] == LAB_TITLE and item["scoreMaximum"] == maximum(course)
     assert item["resourceId"] == item["tag"] == ASSIGNMENT
     assert f"created: {LAB_TITLE!r}, {maximum(course):g} points" in said
-    assert f"{FAILS}: grading failed (" in said and "run `viewcopy grade view_or_copy`" in said
+    assert f"{FAILS}: grading failed: " in said and "run `viewcopy grade view_or_copy`" in said
     assert f"makes no submission): {ABSENT}" in said
     assert_the_lms_holds_the_gradebook(course, platform, item["id"])
     assert len(platform.score_posts()) == len(SENT_TO)
@@ -272,7 +277,7 @@ def expected_shown(course, flavour: str) -> dict[str, float | None]:
     return {
         student: None
         if student not in totals or (flavour == MOODLE and totals[student][1])
-        else pytest.approx(totals[student][0])
+        else round(totals[student][0], 2)
         for student in SENT_TO
     }
 
@@ -318,7 +323,7 @@ def test_each_lms_stores_every_grade_and_one_submission_per_hand_in(lms):
     assert regrade["userId"] == "perfect" and len(platform.score_posts()) == posts + 1
     assert regrade[CANVAS_SUBMISSION]["new_submission"] is False  # a regrade, not a hand-in
     assert shown(platform) == expected_shown(course, flavour)
-    assert shown(platform)["perfect"] == pytest.approx(gradebook_totals(course)["perfect"][0])
+    assert shown(platform)["perfect"] == round(gradebook_totals(course)["perfect"][0], 2)
     assert_one_attempt_each(platform)
     assert_timestamps_advance(platform)
 
@@ -386,12 +391,12 @@ def test_partial_grades_shown_as_final_when_the_course_says_so(lms):
         config.write("\nc.LmsPush.partial_as_final = True\n")
     said = push(course, ASSIGNMENT, retries=FAST).summary()
     totals = gradebook_totals(course)
-    graded = {s: pytest.approx(total) for s, (total, _) in totals.items() if s in SENT_TO}
+    graded = {s: round(total, 2) for s, (total, _) in totals.items() if s in SENT_TO}
     assert shown(platform) == {**dict.fromkeys(SENT_TO), **graded}
     assert "sent as final, the autograded part only (c.LmsPush.partial_as_final)" in said
     hand_grade(course, "typical", 1.0)
     push(course, ASSIGNMENT, retries=FAST)
-    assert shown(platform)["typical"] == pytest.approx(gradebook_totals(course)["typical"][0])
+    assert shown(platform)["typical"] == round(gradebook_totals(course)["typical"][0], 2)
     assert_one_attempt_each(platform)
 
 
@@ -399,3 +404,60 @@ def test_a_stamp_is_in_a_later_whole_second_than_the_one_it_follows():
     future = "2999-01-01T00:00:00.999999+00:00"
     assert now_stamp(after=future) == "2999-01-01T00:00:01.000000+00:00"
     assert now_stamp(after="2000-01-01T00:00:00+00:00") > "2026"  # the present, when later
+
+
+def canvas_export(path, students) -> Path:
+    """A Canvas gradebook export (Grades > Export) of `students`, the lab's column empty."""
+    header = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", f"{LAB_TITLE} (1202)"]
+    lines = [header, ["    Points Possible", "", "", "", "", "36.00"]]
+    lines += [[s.title(), str(1000 + i), "", s, "A", ""] for i, s in enumerate(students)]
+    with path.open("w", newline="", encoding="utf-8") as sink:
+        csv.writer(sink).writerows(lines)
+    return path
+
+
+def test_the_push_the_import_file_and_the_class_report_give_one_number(course, platform, tmp_path):
+    """A total with a third of a point in it is the same number, to the same two decimals, in
+    the LMS, in the import file and in the class report; a hand-in whose regrade was
+    interrupted is not graded in all three (the LMS keeps what it had)."""
+    from viewcopy.report.build import build_report
+    from viewcopy.report.rows import rows
+
+    hand_grade(course, "perfect", 1 / 3)
+    interrupted = "typical"
+    outcomes = read_record(record_path(course, ASSIGNMENT))
+    outcomes[interrupted] = replace(outcomes[interrupted], status=INTERRUPTED, reason="stopped")
+    write_record(record_path(course, ASSIGNMENT), outcomes.values())
+    said = cli("push", "--course", str(course))
+    assert f"{interrupted}: grading interrupted: stopped; nothing sent" in said
+    (item,) = platform.lineitems()
+    held = platform.results(item["id"])
+    pushed = {u: r["scoreGiven"] for u, r in held.items() if "scoreGiven" in r}
+    export = canvas_export(tmp_path / "canvas.csv", EVERYONE)
+    merged = merge_scores(course, ASSIGNMENT, export, "canvas")
+    written = {s: float(v) for s, v in merged.written.items()}
+    report = {k: v for section, k, measure, v in rows(build_report(course))
+              if section == "student" and measure == "score"}  # fmt: skip
+    given = {s: v for s, v in report.items() if v is not None}
+    totals = gradebook_totals(course)
+    assert round(totals["perfect"][0], 2) != totals["perfect"][0]  # more than two decimals
+    assert pushed == written == given and sorted(pushed) == ["memoriser", "perfect"]
+    for score in pushed.values():
+        assert score == round(score, 2)
+    assert pushed["perfect"] == round(totals["perfect"][0], 2)
+    assert interrupted not in platform.results(item["id"]) and report[interrupted] is None
+    assert f"{interrupted}: grading interrupted: stopped" in merged.summary()
+
+
+def test_the_line_item_is_worth_the_courses_total(course, platform):
+    """A line item whose points differ from the course's total (changed in the LMS, or the
+    course's points changed since) is set to the total at the next push, and said."""
+    cli("push", "--course", str(course))
+    (item,) = platform.lineitems()
+    total = maximum(course)
+    platform.store.save_lineitems([{**item, "scoreMaximum": 100}])
+    said = cli("push", "--course", str(course))
+    assert f"its maximum set to the course's total, {total:g} points (it had 100 points)" in said
+    (item,) = platform.lineitems()
+    assert item["scoreMaximum"] == total
+    assert "maximum set" not in cli("push", "--course", str(course))

@@ -12,6 +12,9 @@ from pathlib import Path
 from viewcopy.engine.version import package_version
 
 GRADED, FAILED, SKIPPED, INTERRUPTED = "graded", "failed", "skipped", "interrupted"
+NOT_GRADED = (FAILED, INTERRUPTED)
+"""The outcomes that leave a hand-in without a score from its last grading: the push sends it
+nothing, the import file leaves its cell, the class report and the summary name it."""
 COLUMNS = ("student_id", "status", "seconds", "reason", "devices", "worker", "viewcopy")
 """The record's columns; a record written before versions (0.1.0) has no `viewcopy`."""
 
@@ -31,6 +34,13 @@ class HandInOutcome:
     viewcopy: str = ""
     kernels: tuple[int, int] = field(default=(0, 0), compare=False)
     """How many kernels its grading started warm and fresh (said in the summary, not recorded)."""
+
+    @property
+    def why_not_graded(self) -> str:
+        """`grading failed: the reason` (or interrupted) for an outcome in NOT_GRADED, else ''."""
+        if self.status not in NOT_GRADED:
+            return ""
+        return f"grading {self.status}: {self.reason}".rstrip(": ")
 
 
 class GradeError(RuntimeError):
@@ -121,6 +131,12 @@ def record_path(course: Path, assignment: str) -> Path:
     return course / "grade_logs" / assignment / "record.csv"
 
 
+def not_graded(course: Path, assignment: str) -> dict[str, str]:
+    """Each student whose last grading failed or was interrupted, and why (`why_not_graded`)."""
+    outcomes = read_record(record_path(Path(course), assignment)).values()
+    return {o.student_id: o.why_not_graded for o in outcomes if o.status in NOT_GRADED}
+
+
 def outcomes_summary(outcomes: Sequence[HandInOutcome]) -> str:
     """Counts by status, then every student that was not graded, with the reason."""
     counts = {s: sum(o.status == s for o in outcomes) for s in (GRADED, FAILED, SKIPPED)}
@@ -129,8 +145,6 @@ def outcomes_summary(outcomes: Sequence[HandInOutcome]) -> str:
     if warm or fresh:
         lines[0] += f"; kernels: {warm} forked warm, {fresh} started fresh"
     lines += [
-        f"  {o.student_id}: {o.status}: {o.reason}"
-        for o in outcomes
-        if o.status in (FAILED, INTERRUPTED)
+        f"  {o.student_id}: {o.status}: {o.reason}" for o in outcomes if o.status in NOT_GRADED
     ]
     return "\n".join(lines)

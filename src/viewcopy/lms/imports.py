@@ -6,9 +6,11 @@ Students are matched by login or email, trimmed and case-insensitive: an LMS row
 gradebook student match when one of the row's identifier columns holds the student's gradebook
 id (the hub name: an LMS login or sub), their nbgrader `lms_user_id` or their email. A row or a
 student that matches more than one is ambiguous: named, never guessed. Every row and column of
-the export is kept; only the assignment's cells of matched students change. A student with no
-score to give (no graded hand-in, or a grading that failed) keeps the cell the export had, so
-the import changes nothing for them (in both LMSs a blank cell over a score can clear it).
+the export is kept; only the assignment's cells of matched students change, each to the score
+course.class_scores gives (the push's and the class report's number). A student with no score to
+give (no graded hand-in, or a grading that failed or was interrupted) keeps the cell the export
+had, so the import changes nothing for them (in both LMSs a blank cell over a score can clear
+it).
 
 The layouts followed, read in each LMS's own code and guides:
 
@@ -41,12 +43,13 @@ import csv
 import io
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from viewcopy.course.assignment import ASSIGNMENT, course_config, gradebook_to_read
+from viewcopy.course.assignment import ASSIGNMENT
+from viewcopy.course.class_scores import GradebookScore, NoScores, class_scores, format_score
 from viewcopy.five.questions import QUESTIONS, answer_cell
-from viewcopy.grading.record import FAILED, INTERRUPTED, read_record, record_path
+from viewcopy.grading.record import not_graded
 from viewcopy.lms.tool import LAB_TITLE
 
 
@@ -57,12 +60,6 @@ class ImportFileError(ValueError):
 def column_title(assignment: str) -> str:
     """The title of an assignment's column: the lab's own title for the lab."""
     return LAB_TITLE if assignment == ASSIGNMENT else assignment
-
-
-def format_score(value: float) -> str:
-    """A number as a person writes it: 36, 27.5, 0.33 (two decimals at most, as both LMSs keep)."""
-    text = f"{round(value, 2):.2f}".rstrip("0").rstrip(".")
-    return "0" if text == "-0" else text
 
 
 def _key(value: str | None) -> str:
@@ -339,82 +336,38 @@ LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in (Canvas(), Moodl
 
 
 @dataclass(frozen=True)
-class Student:
-    """A gradebook student and what the LMS is to get for them."""
-
-    id: str
-    name: str = ""
-    email: str | None = None
-    lms_user_id: str | None = None
-    score: float | None = None
-    """The gradebook's total less any late penalty (`nbgrader export`'s score); None without a
-    graded hand-in."""
-    pending: tuple[str, ...] = ()
-    """The grade cells that wait for hand grading."""
-    failed: str | None = None
-    """Why the last `viewcopy grade` could not grade the hand-in."""
-
-    def keys(self) -> set[str]:
-        return {k for k in map(_key, (self.id, self.email, self.lms_user_id)) if k}
-
-    @property
-    def to_write(self) -> bool:
-        return self.score is not None and self.failed is None
-
-
-@dataclass(frozen=True)
 class ClassScores:
-    """The assignment's scores, as the course's gradebook and grading record hold them."""
+    """The assignment's scores (course.class_scores), and why each hand-in whose last grading
+    failed or was interrupted has none to give (grading.record.not_graded)."""
 
     assignment: str
     max_score: float
-    students: dict[str, Student]
+    students: dict[str, GradebookScore]
+    failed: dict[str, str]
+
+    def to_write(self, student_id: str) -> float | None:
+        """The score the import file gets for the student, None to leave the LMS's cell."""
+        if student_id in self.failed:
+            return None
+        return self.students[student_id].score
 
 
 def read_scores(course: Path, assignment: str) -> ClassScores:
-    """Every student's total, pending hand grading and failed grading, from the course."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    course = Path(course)
-    with gradebook_to_read(course) as url:
-        if url is None:
-            raise ImportFileError(f"{course} has no gradebook: grade {assignment} first")
-        course_id = course_config(course).get("CourseDirectory", {}).get("course_id") or ""
-        with Gradebook(url, course_id) as gradebook:
-            try:
-                max_score = gradebook.find_assignment(assignment).max_score
-            except MissingEntry:
-                raise ImportFileError(
-                    f"the gradebook of {course} has no assignment {assignment!r}: run "
-                    f"`nbgrader generate_assignment {assignment}` and grade it first"
-                ) from None
-            students = {s.id: _student(gradebook, assignment, s) for s in gradebook.students}
-    for student_id, outcome in read_record(record_path(course, assignment)).items():
-        if outcome.status in (FAILED, INTERRUPTED):
-            reason = f"{outcome.status}: {outcome.reason}".rstrip(": ")
-            students[student_id] = replace(
-                students.get(student_id, Student(student_id)), failed=reason
-            )
-    return ClassScores(assignment, float(max_score), students)
-
-
-def _student(gradebook, assignment: str, student) -> Student:
-    from nbgrader.api import MissingEntry
-
-    name = " ".join(p for p in (student.first_name, student.last_name) if p)
-    found = Student(student.id, name, student.email, student.lms_user_id)
+    """Every student's score, pending hand grading and failed grading, from the course."""
     try:
-        submission = gradebook.find_submission(assignment, student.id)
-    except MissingEntry:
-        return found
-    pending = tuple(
-        grade.name
-        for notebook in submission.notebooks
-        for grade in notebook.grades
-        if grade.needs_manual_grade
-    )
-    penalty = float(submission.late_submission_penalty or 0)  # as `nbgrader export` takes it
-    return replace(found, score=max(0.0, float(submission.score) - penalty), pending=pending)
+        max_score, students = class_scores(Path(course), assignment)
+    except NoScores as exc:
+        raise ImportFileError(str(exc)) from None
+    failed = not_graded(Path(course), assignment)
+    for student_id in failed.keys() - students.keys():
+        students[student_id] = GradebookScore(student_id)
+    return ClassScores(assignment, max_score, students, failed)
+
+
+def _keys(student: GradebookScore) -> set[str]:
+    """The values an LMS row may name the student by: id, email, LMS user id."""
+    ids = (student.student_id, student.email, student.lms_user_id)
+    return {k for k in map(_key, ids) if k}
 
 
 @dataclass(frozen=True)
@@ -442,7 +395,7 @@ class Matching:
     gradebook_only: tuple[str, ...] = ()
 
 
-def match(rows: dict[int, dict[str, str]], students: Iterable[Student]) -> Matching:
+def match(rows: dict[int, dict[str, str]], students: Iterable[GradebookScore]) -> Matching:
     """Pair rows (row -> {column: value}) with students: a row and a student that share a
     trimmed, case-insensitive value and nothing else match; a group of rows and students tied
     by shared values with more than one on either side is ambiguous."""
@@ -451,9 +404,9 @@ def match(rows: dict[int, dict[str, str]], students: Iterable[Student]) -> Match
     for r, cells in rows.items():
         values = {_key(v): column for column, v in cells.items() if _key(v)}
         for s in students:
-            if shared := s.keys() & values.keys():
-                edges[r][s.id] = values[min(shared)]
-    by_student: dict[str, set[int]] = {s.id: set() for s in students}
+            if shared := _keys(s) & values.keys():
+                edges[r][s.student_id] = values[min(shared)]
+    by_student: dict[str, set[int]] = {s.student_id: set() for s in students}
     for r, found in edges.items():
         for s in found:
             by_student[s].add(r)
@@ -532,7 +485,7 @@ class MergeResult:
         lines += _section(
             "Matched, no score written (the LMS keeps what it has):",
             [
-                f"{s}: {students[s].failed}" if students[s].failed else f"{s}: no graded hand-in"
+                f"{s}: {self.scores.failed.get(s) or 'no graded hand-in'}"
                 for s in sorted(by)
                 if s not in self.written
             ],
@@ -543,7 +496,7 @@ class MergeResult:
         )
         lines += _section(
             f"In the gradebook, not in the {self.layout.lms} export (not in the file):",
-            [_gradebook_line(students[s]) for s in self.matching.gradebook_only],
+            [_gradebook_line(self.scores, s) for s in self.matching.gradebook_only],
         )
         lines += _section(
             "Ambiguous, never guessed (left as they were):",
@@ -592,9 +545,8 @@ def merge_scores(
     matching = match(rows, scores.students.values())
     written = {}
     for m in matching.matches:
-        student = scores.students[m.student]
-        if student.to_write:
-            written[m.student] = format_score(student.score)
+        if (score := scores.to_write(m.student)) is not None:
+            written[m.student] = format_score(score)
             table.set(m.row, column, written[m.student])
     return MergeResult(
         lms,
@@ -629,16 +581,17 @@ def _cells(names: Iterable[str]) -> str:
     return "grade cells " + ", ".join(names)
 
 
-def _gradebook_line(student: Student) -> str:
+def _gradebook_line(scores: ClassScores, student_id: str) -> str:
+    student = scores.students[student_id]
     said = [student.name] if student.name else []
     said += [student.email] if student.email else []
-    if student.failed:
-        said.append(student.failed)
+    if student_id in scores.failed:
+        said.append(scores.failed[student_id])
     elif student.score is None:
         said.append("no graded hand-in")
     else:
         said.append(f"score {format_score(student.score)}")
-    return f"{student.id} ({', '.join(said)})"
+    return f"{student_id} ({', '.join(said)})"
 
 
 def _section(title: str, lines: Sequence[str]) -> list[str]:

@@ -22,27 +22,24 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from viewcopy.course.assignment import ASSIGNMENT
 from viewcopy.course.settings import read_settings
 from viewcopy.lms.connection import DEFAULT_RETRIES, Connection, Retries
-from viewcopy.lms.errors import LmsError, LmsRefused, LmsUnreachable
-from viewcopy.lms.journal import CANVAS_SUBMISSION, Entry, Journal, now_stamp, unstamped
+from viewcopy.lms.errors import LmsRefused, LmsUnreachable
+from viewcopy.lms.journal import Entry, Journal, now_stamp, unstamped
+from viewcopy.lms.lineitem import find_lineitem, fit_maximum, grade_service
 from viewcopy.lms.link import CourseLink
 from viewcopy.lms.registration import lms_folder
 from viewcopy.lms.roster import RosterSnapshot
-from viewcopy.lms.scores import (
+from viewcopy.lms.scores import StudentScore, assignment_scores
+from viewcopy.lms.vocabulary import (
+    CANVAS_SUBMISSION,
     FULLY_GRADED,
     GRADING_FAILED,
     PENDING_MANUAL,
-    StudentScore,
-    assignment_scores,
+    RESULT_SCOPE,
+    RESULTS_MEDIA,
 )
-from viewcopy.lms.tool import LAB_TITLE
 
-AGS = "https://purl.imsglobal.org/spec/lti-ags/scope/"
-SCORE_SCOPE, LINEITEM_SCOPE = AGS + "score", AGS + "lineitem"
-LINEITEM_READ_SCOPE = AGS + "lineitem.readonly"
-RESULT_SCOPE = AGS + "result.readonly"
 REFUSED_ONE = (400, 403, 404, 409, 422)
 """Statuses with which an LMS refuses one score (a user not in the course, an older timestamp):
 named, and the push goes on with the others."""
@@ -92,7 +89,7 @@ class Pushed:
             )
         for score in self.failed_grading:
             lines.append(
-                f"{score.student_id}: grading failed ({score.failure}): nothing sent, the LMS "
+                f"{score.student_id}: {score.failure}; nothing sent, the LMS "
                 f"keeps what it had; fix it and run `viewcopy grade {self.assignment}`, then "
                 "push again"
             )
@@ -162,12 +159,13 @@ def push(
     maximum, scores = assignment_scores(course, assignment)
     journal = Journal(folder)
     done = Pushed(assignment, partial_as_final=read_settings(course).partial_as_final)
-    ags = _service(connection, link)
+    ags = grade_service(connection, link)
     try:
         members = _lms_members(connection, link)
         claim = connection.registration.username_claim
         users = _users(course, link, claim, scores, members, done)
-        done.lineitem, done.lineitem_how = _lineitem(ags, link, journal, assignment, maximum)
+        done.lineitem, done.lineitem_how = find_lineitem(ags, link, journal, assignment, maximum)
+        done.lineitem_how += fit_maximum(connection, link, done.lineitem, maximum)
         sender = _Sender(ags, connection, journal, done, RESULT_SCOPE in link.scopes)
         for score in scores:
             if score.student_id in users:
@@ -179,67 +177,6 @@ def push(
             f"({journal.path}) keeps what was sent, so pushing again sends only the rest"
         ) from None
     return done
-
-
-def _service(connection: Connection, link: CourseLink):
-    from pylti1p3.assignments_grades import AssignmentsGradesService
-
-    if not link.lineitems and not link.lineitem:
-        raise LmsError(
-            "the LMS's launches offered no grade service (AGS): enable Assignment and Grade "
-            "Services for the tool in the LMS, then launch the course from the LMS again"
-        )
-    if SCORE_SCOPE not in link.scopes:
-        raise LmsError(
-            f"the LMS's launches did not give the tool the scope {SCORE_SCOPE} (it gave "
-            f"{', '.join(link.scopes) or 'none'}): allow the tool to send scores in the LMS, "
-            "then launch the course from the LMS again"
-        )
-    data = {"scope": list(link.scopes), "lineitems": link.lineitems or ""}
-    if link.lineitem:
-        data["lineitem"] = link.lineitem
-    return AssignmentsGradesService(connection, data)
-
-
-def _lineitem(ags, link, journal, assignment: str, maximum: float) -> tuple[str, str]:
-    """The assignment's line item id and how it was found; found or created once, then
-    remembered in the journal."""
-    from pylti1p3.lineitem import LineItem
-
-    if assignment in journal.lineitems:
-        return journal.lineitems[assignment], "as remembered from the first push"
-    if link.lineitem and assignment == ASSIGNMENT:
-        found, how = link.lineitem, "the line item of the LMS's link to the lab"
-    else:
-        if not ({LINEITEM_SCOPE, LINEITEM_READ_SCOPE} & set(link.scopes)):
-            raise LmsError(
-                f"the LMS gives the tool no line item of its own for {assignment!r} and no scope "
-                "to find or create one: give the tool the AGS line item scope in the LMS"
-            )
-        item = ags.find_lineitem_satisfying(
-            lambda i: assignment in (i.get("resourceId"), i.get("tag"))
-        )
-        how = "found in the LMS"
-        if item is None:
-            if LINEITEM_SCOPE not in link.scopes:
-                raise LmsError(
-                    f"the LMS has no line item for {assignment!r} and does not let the tool "
-                    "create one: create a gradebook column with tag or resource id "
-                    f"{assignment!r} and {maximum:g} points in the LMS, or allow the tool the "
-                    "line item scope"
-                )
-            label = LAB_TITLE if assignment == ASSIGNMENT else assignment
-            item = ags.create_lineitem(
-                LineItem()
-                .set_label(label)
-                .set_score_maximum(maximum)
-                .set_resource_id(assignment)
-                .set_tag(assignment)
-            )
-            how = f"created: {label!r}, {maximum:g} points"
-        found = item.get_id()
-    journal.remember_lineitem(assignment, found)
-    return found, how
 
 
 def _users(course, link, claim, scores, members, done: Pushed) -> dict[str, str]:
@@ -354,7 +291,7 @@ class _Sender:
             response = self.connection.make_service_request(
                 [RESULT_SCOPE],
                 _results_url(self.done.lineitem, user),
-                accept="application/vnd.ims.lis.v2.resultcontainer+json",
+                accept=RESULTS_MEDIA,
             )
         except LmsRefused:
             return None

@@ -1,12 +1,12 @@
-"""Each student's score for an assignment, read from the course's nbgrader gradebook, as AGS
-says it: `scoreGiven` the gradebook's total (less the late penalty, as `nbgrader export`),
-`scoreMaximum` the assignment's maximum, `gradingProgress` PendingManual while any cell awaits
-hand grading (answers 21-25) and FullyGraded after, `activityProgress` from the hand-in,
+"""Each student's score for an assignment as AGS says it: `scoreGiven` the student's score as
+course.class_scores gives it (the import file's and the class report's number), `scoreMaximum`
+the assignment's maximum, `gradingProgress` PendingManual while any cell awaits hand grading
+(answers 21-25) and FullyGraded after, `activityProgress` from the hand-in,
 `submission.submittedAt` when it was handed in (nbgrader's timestamp, to the microsecond).
 
-A hand-in whose last grading failed (`viewcopy grade`'s record) has no score to give: its
-gradingProgress is Failed, and the push sends nothing for it (the LMS keeps what it had, as a
-regrade that failed must not erase an earlier score) and names it.
+A hand-in whose last grading failed or was interrupted (grading.record.NOT_GRADED) has no score
+to give: its gradingProgress is Failed, and the push sends nothing for it (the LMS keeps what it
+had, as a regrade that failed must not erase an earlier score) and names it.
 """
 
 from __future__ import annotations
@@ -15,13 +15,19 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
-from viewcopy.course.assignment import gradebook_to_read, submission_folder
-from viewcopy.grading.record import FAILED, read_record, record_path
-
-# AGS activityProgress and gradingProgress
-INITIALIZED, SUBMITTED, COMPLETED = "Initialized", "Submitted", "Completed"
-NOT_READY, PENDING, PENDING_MANUAL = "NotReady", "Pending", "PendingManual"
-FULLY_GRADED, GRADING_FAILED = "FullyGraded", "Failed"
+from viewcopy.course.assignment import submission_folder
+from viewcopy.course.class_scores import GradebookScore, NoScores, class_scores
+from viewcopy.grading.record import not_graded
+from viewcopy.lms.vocabulary import (
+    COMPLETED,
+    FULLY_GRADED,
+    GRADING_FAILED,
+    INITIALIZED,
+    NOT_READY,
+    PENDING,
+    PENDING_MANUAL,
+    SUBMITTED,
+)
 
 
 class NoAssignment(ValueError):
@@ -64,51 +70,36 @@ class StudentScore:
 
 def assignment_scores(course: Path, assignment: str) -> tuple[float, list[StudentScore]]:
     """The assignment's maximum score and every enrolled student's score, by student id."""
-    from nbgrader.api import Gradebook, MissingEntry
-
     course = Path(course)
-    record = read_record(record_path(course, assignment))
-    with gradebook_to_read(course) as url:
-        if url is None:
-            raise NoAssignment(f"{course} has no gradebook: grade the hand-ins first")
-        with Gradebook(url, course_id="") as gradebook:
-            try:
-                maximum = float(gradebook.find_assignment(assignment).max_score)
-            except MissingEntry:
-                raise NoAssignment(
-                    f"the gradebook of {course} has no assignment {assignment!r}: run "
-                    f"`nbgrader generate_assignment {assignment}` and grade the hand-ins first"
-                ) from None
-            out = []
-            for student in sorted(gradebook.students, key=lambda s: s.id):
-                try:
-                    submission = gradebook.find_submission(assignment, student.id)
-                except MissingEntry:
-                    submission = None
-                outcome = record.get(student.id)
-                failed = outcome is not None and outcome.status == FAILED
-                failure = (outcome.reason or "grading failed") if failed else ""
-                out.append(_score(course, assignment, student.id, maximum, submission, failure))
-    return maximum, out
+    try:
+        maximum, students = class_scores(course, assignment)
+    except NoScores as exc:
+        raise NoAssignment(str(exc)) from None
+    failures = not_graded(course, assignment)
+    return maximum, [
+        _score(course, assignment, student, maximum, failures.get(student.student_id, ""))
+        for student in students.values()
+    ]
 
 
-def _score(course, assignment, student_id, maximum, submission, failure) -> StudentScore:
-    handed_in = submission_folder(course, student_id, assignment).is_dir()
+def _score(course, assignment, student: GradebookScore, maximum, failure) -> StudentScore:
+    student_id = student.student_id
     if failure:
         return StudentScore(student_id, SUBMITTED, GRADING_FAILED, maximum, failure=failure)
-    if submission is None:
-        if handed_in:
-            when = _handed_in_at(submission_folder(course, student_id, assignment))
-            return StudentScore(student_id, SUBMITTED, PENDING, maximum, submitted_at=when)
+    if student.score is None:
+        folder = submission_folder(course, student_id, assignment)
+        if folder.is_dir():
+            return StudentScore(
+                student_id, SUBMITTED, PENDING, maximum, submitted_at=_handed_in_at(folder)
+            )
         return StudentScore(student_id, INITIALIZED, NOT_READY, maximum)
-    score = max(0.0, float(submission.score) - float(submission.late_submission_penalty or 0))
     return StudentScore(
         student_id,
         COMPLETED,
-        PENDING_MANUAL if submission.needs_manual_grade else FULLY_GRADED,
+        PENDING_MANUAL if student.pending else FULLY_GRADED,
         maximum,
-        score=round(score, 6),
-        submitted_at=_utc(submission.timestamp),
+        score=student.score,
+        submitted_at=_utc(student.submitted_at),
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 from collections import Counter
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 
 import nbformat
@@ -27,6 +28,7 @@ from viewcopy.course.assignment import (
     read_grades,
     sqlite_file,
 )
+from viewcopy.course.class_scores import NoScores, class_scores
 from viewcopy.course.handin import NO_SUBMISSION, HandIn, read_handin
 from viewcopy.course.settings import read_settings
 from viewcopy.engine.devices import available_devices
@@ -38,7 +40,7 @@ from viewcopy.exercise.production import PRODUCTION
 from viewcopy.exercise.production_model import copy_lines, forward_listing
 from viewcopy.exercise.rules import rule_after_problem
 from viewcopy.exercise.scoring import Score, base_rate, judge_prediction, score_sheet
-from viewcopy.grading.record import FAILED, INTERRUPTED, read_record, record_path
+from viewcopy.grading.record import not_graded
 from viewcopy.grading.versions import versions_of
 from viewcopy.notebook.checks import held_share, next_ops_held
 from viewcopy.notebook.miss_lines import Miss, parse_misses
@@ -65,22 +67,19 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
     devices = available_devices()
     table = measured_truth(devices)
     grades = read_grades(course, assignment)
-    failures = {
-        s: o.reason
-        for s, o in read_record(record_path(course, assignment)).items()
-        if o.status in (FAILED, INTERRUPTED)
-    }
+    failures = not_graded(course, assignment)
+    given = _given(course, assignment, failures)
     found = sorted({*grades, *_folders(course / "submitted", assignment)})
     policy, scoring = settings.lock, settings.scoring
     handins = [
         read_handin(course / "submitted" / s / assignment, s, policy, assignment) for s in found
     ]
-    students = tuple(
-        _student_line(
-            h, table, grades.get(h.student), course / "autograded", assignment, failures, scoring
-        )
+    autograded = course / "autograded"
+    lines = (
+        _student_line(h, table, grades.get(h.student), autograded, assignment, failures, scoring)
         for h in handins
     )
+    students = tuple(replace(line, given=given.get(line.student)) for line in lines)
     judged = [h for h in handins if h.before_looking is not None]
     return ClassReport(
         assignment=assignment,
@@ -117,6 +116,20 @@ def _thought_free(handins: list[HandIn]) -> tuple[ThoughtFree, ...]:
     )
 
 
+def _given(course: Path, assignment: str, failures: Mapping[str, str]) -> dict[str, float]:
+    """Each student's score as the LMS push and the import file give it (course.class_scores),
+    none for a hand-in whose last grading failed or was interrupted."""
+    try:
+        _, scores = class_scores(course, assignment)
+    except NoScores:
+        return {}
+    return {
+        s: found.score
+        for s, found in scores.items()
+        if found.score is not None and s not in failures
+    }
+
+
 def _folders(root: Path, assignment: str) -> list[str]:
     return [p.parent.name for p in root.glob(f"*/{assignment}") if p.is_dir()]
 
@@ -144,7 +157,7 @@ def _student_line(
             "lock(s)"
         )
     if handin.student in failures:
-        problems.append(f"grading failed: {failures[handin.student]}")
+        problems.append(failures[handin.student])
     elif missing and handin.lock != NO_SUBMISSION:
         problems.append(missing)
     return StudentLine(

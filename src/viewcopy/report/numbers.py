@@ -123,6 +123,9 @@ class StudentLine:
     """Per family, the twenty and the next ops (empty without a readable next sheet)."""
     rules: Mapping[str, RulesHeld] = field(default_factory=dict)
     """Per family, the missed items' rules after and how far they held."""
+    given: float | None = None
+    """The score the LMS is given (course.class_scores: the push's and the import file's
+    number), None without one to give."""
 
     @property
     def rules_never_held(self) -> bool:

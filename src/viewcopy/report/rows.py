@@ -23,7 +23,8 @@ def rows(report: ClassReport) -> Iterator[Row]:
     lock (per state), production (per copying line of the forward: how many thought it free),
     transfer (per family: right and total on the twenty and on the next ops), student (lock,
     right, balanced, credited_right, passes, flag, next_right, memorised, the release that
-    made the lock and the one that graded it (`before versions`: none recorded), totals), grades
+    made the lock and the one that graded it (`before versions`: none recorded), the score the
+    LMS is given (the push's and the import file's number), totals), grades
     (gradebook score per cell; empty: graded by hand), grade_max, classify_runs, traps (per
     case), specificity (per question), problems.
     """
@@ -93,6 +94,7 @@ def _students(report: ClassReport) -> Iterator[Row]:
         locked, graded = report.versions_said(s.student)
         yield "student", s.student, "lock_version", locked
         yield "student", s.student, "graded_version", graded
+        yield "student", s.student, "score", s.given
         if s.grades:
             yield "student", s.student, "auto_total", round(s.auto_total, 4)
             yield "student", s.student, "max_total", s.max_total
