@@ -3,6 +3,7 @@
 import os
 
 from nbconvert.preprocessors import ClearMetadataPreprocessor, CSSHTMLHeaderPreprocessor
+from nbgrader.converters import GenerateAssignment
 from nbgrader.preprocessors import (
     AssignLatePenalties,
     CheckCellMetadata,
@@ -29,6 +30,7 @@ from viewcopy.plugins import (  # the one path a course config names
     StaticWidgets,
     TrustedCredit,
     WrapAnswerLines,
+    WritePoints,
     templates,
 )
 
@@ -36,6 +38,14 @@ c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
 
 c.CourseDirectory.root = os.path.dirname(os.path.abspath(__file__))
 c.CourseDirectory.course_id = "view_or_copy"
+
+# A graded cell's points are its nbgrader metadata, written once: generate_assignment writes them
+# into the check call that shows them (`points=`) and, where they differ from the shipped master's,
+# into the opening table's call (viewcopy/plugins/points.py), before nbgrader's own steps.
+c.GenerateAssignment.preprocessors = [
+    WritePoints,
+    *GenerateAssignment.class_traits()["preprocessors"].default(),
+]
 
 # How long one cell may run (nbgrader interrupts it past that: it scores nothing). Unset, `viewcopy
 # grade` derives it from the master's own graded run: 20 times its slowest cell, at least 60 s, plus

@@ -4,6 +4,7 @@ stretch is the part the master calls the stretch."""
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import html
 import re
@@ -13,7 +14,14 @@ from support.course_notebook import RELEASE, ROOT, SOURCE
 
 from viewcopy import notebook as lab
 from viewcopy.course.assignment import grade_id
-from viewcopy.notebook.parts_table import CARD_MINUTES, GRADED_PARTS, GradedPart, parts_frame
+from viewcopy.notebook.parts_table import (
+    CARD_MINUTES,
+    GRADED_PARTS,
+    OTHER,
+    GradedPart,
+    parts_frame,
+)
+from viewcopy.plugins.points import WritePoints, graded_points
 
 CARD = (ROOT / "docs" / "lab_card.txt").read_text(encoding="utf-8")
 
@@ -108,3 +116,45 @@ def test_the_notebook_shows_every_word_and_says_the_stretch_counts():
     said = frame.loc["classify (stretch)", "what you do"]
     assert f"the stretch counts: its {stretch} points are part of the {total}" in said
     assert f"the most is {total - stretch}" in said
+
+
+def edited_master(points: dict[str, float], without: set[str] = frozenset()):
+    """The shipped master with some graded cells' nbgrader points changed and some removed."""
+    notebook = nbformat.read(SOURCE, as_version=4)
+    notebook.cells = [c for c in notebook.cells if grade_id(c) not in without]
+    for cell in notebook.cells:
+        if grade_id(cell) in points:
+            cell.metadata.nbgrader["points"] = points[grade_id(cell)]
+    return notebook
+
+
+def test_the_masters_points_decide_the_table_however_the_instructor_edits_them():
+    """Points doubled, the stretch removed and a question of the course's own: the table's rows
+    and total are the master's metadata, whatever the package's declaration says."""
+    master = edited_master(
+        {"score_predictions": 10}, {"test_classify_visible", "test_classify_hidden"}
+    )
+    points = {**graded_points(master), "own_question": 3}
+    frame = parts_frame(points=points)
+    assert frame.loc["total", "points"] == sum(points.values()) == 36 + 5 - 8 + 3
+    assert frame.loc["predictions", "points"] == 10
+    assert not [label for label in frame.index if "classify" in label]
+    assert frame.loc[OTHER, "points"] == 3 and "own_question" in frame.loc[OTHER, "graded cells"]
+    assert lab.parts(points).frame.equals(frame)
+    assert parts_frame(points=graded_points(nbformat.read(SOURCE, 4))).equals(parts_frame())
+
+
+def test_the_release_writes_the_masters_points_where_the_student_sees_them():
+    shipped = nbformat.read(SOURCE, as_version=4)
+    untouched, _ = WritePoints().preprocess(nbformat.read(SOURCE, as_version=4), {})
+    assert [c.source for c in untouched.cells] == [c.source for c in shipped.cells]
+
+    master = edited_master({"score_predictions": 10, "specific_23": 1.5})
+    released, _ = WritePoints().preprocess(master, {})
+    cells = {grade_id(c): c.source for c in released.cells}
+    assert cells["score_predictions"] == "viewcopy.checks.prediction_credit(PREDICTIONS, points=10)"
+    assert "item=23, points=1.5)" in cells["specific_23"]
+    assert cells["specific_22"] == {grade_id(c): c.source for c in shipped.cells}["specific_22"]
+    call = ast.parse(cells["parts"]).body[0].value
+    assert ast.unparse(call.func) == "lab.parts"
+    assert ast.literal_eval(call.keywords[0].value) == graded_points(master)

@@ -7,6 +7,7 @@ from support.course_notebook import SOURCE
 
 from viewcopy.notebook.parts_table import GRADED_PARTS
 from viewcopy.plugins import PartsWithScores
+from viewcopy.plugins.points import graded_points
 
 
 def graded(notebook, scores: dict) -> None:
@@ -33,3 +34,21 @@ def test_the_parts_cell_shows_each_part_s_score_and_the_total():
     total = sum(v for v in scores.values() if v is not None)
     assert f"{total:g} + by hand" in shown and "your score" in shown
     assert "<script" not in cell.outputs[0]["data"]["text/html"]
+
+
+def test_the_feedback_table_counts_the_masters_points():
+    """A master whose predictions are worth 10: the feedback's table says so, and its total is
+    the gradebook's (the cells' points), not the shipped 36."""
+    notebook = nbformat.read(SOURCE, 4)
+    for cell in notebook.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "score_predictions":
+            cell.metadata.nbgrader["points"] = 10
+    graded(notebook, dict.fromkeys(graded_points(notebook), 0.0))
+    PartsWithScores().preprocess(notebook, {})
+    (cell,) = [
+        c for c in notebook.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "parts"
+    ]
+    rows = {
+        line.split()[0]: line.split() for line in cell.outputs[0]["data"]["text/plain"].splitlines()
+    }
+    assert rows["predictions"][-2] == "10" and rows["total"][-2] == "41"

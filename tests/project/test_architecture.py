@@ -181,12 +181,14 @@ def test_the_config_deployed_at_0_1_0_loads_the_same_plug_ins_as_todays():
 
 def plug_ins_defined() -> dict[str, type]:
     """Every nbgrader plug-in class defined in viewcopy/plugins/ (and the sandbox layer's kernel
-    manager, which plugins names), by name."""
+    manager, which plugins names), by name; not their common base (plugins/base.py)."""
     from jupyter_client import KernelManager
     from nbconvert.preprocessors import Preprocessor
 
     found = {}
     for path in sorted((PACKAGE / "plugins").glob("*.py")):
+        if path.stem == "base":
+            continue
         module = importlib.import_module(f"viewcopy.plugins.{path.stem}")
         for name, value in vars(module).items():
             if (
@@ -204,6 +206,24 @@ def test_viewcopy_plugins_exports_every_plug_in_as_its_own_object():
     defined = plug_ins_defined()
     assert sorted(viewcopy.plugins.__all__) == sorted(defined)
     assert all(getattr(viewcopy.plugins, n) is cls for n, cls in defined.items())
+
+
+def test_every_plug_in_takes_the_html_exporters_config_quietly(caplog):
+    """`nbgrader generate_feedback`'s HTML exporter configures display_data_priority for every
+    preprocessor it runs: no plug-in logs it as an option it does not know (each did, every run)."""
+    import logging
+
+    from nbconvert.exporters import HTMLExporter
+    from nbconvert.preprocessors import Preprocessor
+
+    config = HTMLExporter().default_config
+    made = []
+    with caplog.at_level(logging.WARNING):
+        for cls in plug_ins_defined().values():
+            if issubclass(cls, Preprocessor):
+                made.append(cls(config=config).display_data_priority)
+    assert len(made) >= 10 and "not recognized" not in caplog.text, caplog.text
+    assert all(priority == config.NbConvertBase.display_data_priority for priority in made)
 
 
 def test_the_course_config_names_only_the_plug_in_path():

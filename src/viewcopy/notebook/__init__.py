@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import html
 import os
+from collections.abc import Mapping
 
 import pandas as pd
 import torch
@@ -71,11 +72,12 @@ def setup(lock_service: str = "", lock_token: str = "") -> None:
         print(f"lock service: {where}" + (f" ({service.problem})" if service.problem else ""))
 
 
-def parts() -> FullTable:
+def parts(points: Mapping[str, float] | None = None) -> FullTable:
     """The graded parts as the master's graded cells define them: their cells, what each asks,
     its minutes of the card's 75 and its points, the stretch marked (it counts), and the totals;
-    shown whole (`.frame` is the table)."""
-    return FullTable(parts_frame(), "graded parts")
+    shown whole (`.frame` is the table). `points` (grade id -> points) is the course's master's,
+    written into the release's call where it differs from the shipped master's (WritePoints)."""
+    return FullTable(parts_frame(points=points), "graded parts")
 
 
 def show_twenty() -> pd.DataFrame:

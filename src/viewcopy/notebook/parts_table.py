@@ -1,12 +1,18 @@
-"""The lab's graded parts, declared once: which graded cells make each part, their points, and a
-time budget that adds up to the lab card's 75 minutes; the notebook's opening table is built from
-this declaration, and a test holds it to the master's graded cells (their nbgrader `points`)."""
+"""The lab's graded parts: which graded cells make each part, what it asks and a time budget that
+adds up to the lab card's 75 minutes, declared once; the points are the master's.
+
+The shipped master's points are declared here too (a test holds them to its nbgrader `points`),
+but a course's own master decides: `course_parts(points)` takes each cell's points from the
+master's metadata (the release's opening cell and the feedback pass them), leaves out a cell the
+master lacks and a part left with none (a stretch removed), and shows a graded cell no part
+declares under "other graded cells", so the table's total is always the master's.
+"""
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -20,13 +26,13 @@ class GradedPart:
     what the student does, the minutes it is budgeted, and whether it is the stretch."""
 
     name: str
-    cells: tuple[tuple[str, int], ...]
+    cells: tuple[tuple[str, float], ...]
     what: str
     minutes: int
     stretch: bool = False
 
     @property
-    def points(self) -> int:
+    def points(self) -> float:
         return sum(points for _, points in self.cells)
 
 
@@ -72,14 +78,37 @@ GRADED_PARTS = (
         stretch=True,
     ),
 )
-"""The graded parts in notebook order."""
+"""The graded parts in notebook order, with the shipped master's points."""
+OTHER = "other graded cells"
 
 
-def cells_label(cells: tuple[tuple[str, int], ...]) -> str:
+def shipped_points() -> dict[str, float]:
+    """Grade id -> points of every graded cell, as the shipped master has them."""
+    return {name: points for part in GRADED_PARTS for name, points in part.cells}
+
+
+def course_parts(points: Mapping[str, float] | None = None) -> tuple[GradedPart, ...]:
+    """The graded parts as a course's master has them (`points`: grade id -> its nbgrader points,
+    in notebook order); the shipped parts without it."""
+    if points is None:
+        return GRADED_PARTS
+    parts = []
+    for part in GRADED_PARTS:
+        cells = tuple((name, points[name]) for name, _ in part.cells if name in points)
+        if cells:
+            parts.append(replace(part, cells=cells))
+    declared = set(shipped_points())
+    others = tuple((name, p) for name, p in points.items() if name not in declared)
+    if others:
+        parts.append(GradedPart(OTHER, others, "graded cells of this course's own", 0))
+    return tuple(parts)
+
+
+def cells_label(cells: tuple[tuple[str, float], ...]) -> str:
     """The graded cells as a reader scans them: `answer_21-25 (2 each)` for a numbered run."""
     if len(cells) == 1:
         return cells[0][0]
-    runs: dict[tuple[str, int], list[str]] = {}
+    runs: dict[tuple[str, float], list[str]] = {}
     for name, points in cells:
         match = re.fullmatch(r"(.+)_(\d+)", name)
         key = (match.group(1), points) if match else (name, points)
@@ -87,41 +116,45 @@ def cells_label(cells: tuple[tuple[str, int], ...]) -> str:
     labels = []
     for (stem, points), numbers in runs.items():
         if len(numbers) > 1:
-            labels.append(f"{stem}_{numbers[0]}-{numbers[-1]} ({points} each)")
+            labels.append(f"{stem}_{numbers[0]}-{numbers[-1]} ({points:g} each)")
         else:
-            labels.append(f"{stem}{'_' + numbers[0] if numbers[0] else ''} ({points})")
+            labels.append(f"{stem}{'_' + numbers[0] if numbers[0] else ''} ({points:g})")
     return ", ".join(labels)
 
 
-def parts_frame(scores: Mapping[str, float | None] | None = None) -> pd.DataFrame:
-    """The graded parts: their cells, what each asks, its minutes and points, and the totals;
-    with `scores` (grade id -> score, None while graded by hand), what this hand-in earned."""
-    total = sum(p.points for p in GRADED_PARTS)
+def parts_frame(
+    scores: Mapping[str, float | None] | None = None, points: Mapping[str, float] | None = None
+) -> pd.DataFrame:
+    """The graded parts (`course_parts(points)`): their cells, what each asks, its minutes and
+    points, and the totals; with `scores` (grade id -> score, None while graded by hand), what
+    this hand-in earned."""
+    parts = course_parts(points)
+    total = sum(p.points for p in parts)
     rows = []
-    for part in GRADED_PARTS:
+    for part in parts:
         name = f"{part.name} (stretch)" if part.stretch else part.name
         what = f"{part.what}; {stretch_counts(part, total)}" if part.stretch else part.what
         rows.append([name, cells_label(part.cells), what, part.minutes, part.points])
-    rows.append(["total", "", "", sum(p.minutes for p in GRADED_PARTS), total])
+    rows.append(["total", "", "", sum(p.minutes for p in parts), total])
     frame = pd.DataFrame(rows, columns=["part", "graded cells", "what you do", "minutes", "points"])
     if scores is not None:
-        every = tuple(cell for part in GRADED_PARTS for cell in part.cells)
+        every = tuple(cell for part in parts for cell in part.cells)
         frame["your score"] = [
-            *(earned(p.cells, scores) for p in GRADED_PARTS),
+            *(earned(p.cells, scores) for p in parts),
             earned(every, scores),
         ]
     return frame.set_index("part")
 
 
-def stretch_counts(part: GradedPart, total: int) -> str:
+def stretch_counts(part: GradedPart, total: float) -> str:
     """Whether the stretch counts: its points are part of the total, so leaving it out caps it."""
     return (
-        f"the stretch counts: its {part.points} points are part of the {total}, so without it "
-        f"the most is {total - part.points}"
+        f"the stretch counts: its {part.points:g} points are part of the {total:g}, so without "
+        f"it the most is {total - part.points:g}"
     )
 
 
-def earned(cells: tuple[tuple[str, int], ...], scores: Mapping[str, float | None]) -> str:
+def earned(cells: tuple[tuple[str, float], ...], scores: Mapping[str, float | None]) -> str:
     """What these cells earned, `3.5`, or `3.5 + by hand` while some are still graded by hand."""
     known = [scores[name] for name, _ in cells if scores.get(name) is not None]
     pending = any(scores.get(name) is None for name, _ in cells)

@@ -27,6 +27,7 @@ HOMES = {
     "StaticWidgets": "feedback",
     "TrustedCredit": "trusted",
     "WrapAnswerLines": "answer_lines",
+    "WritePoints": "points",
 }
 """Each plug-in and the module of this package it lives in."""
 

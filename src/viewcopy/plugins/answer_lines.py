@@ -14,9 +14,10 @@ import io
 import textwrap
 import tokenize
 
-from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Integer
+
+from viewcopy.plugins.base import CoursePreprocessor
 
 WIDTH = 100
 CONTINUATION = "\\\n"
@@ -98,7 +99,7 @@ def wrapped_source(source: str, width: int = WIDTH) -> str:
     return folded if same else source
 
 
-class WrapAnswerLines(NbGraderPreprocessor):
+class WrapAnswerLines(CoursePreprocessor):
     """Fold long lines in hand-graded answer cells (code cells that are graded solutions)."""
 
     width = Integer(WIDTH, help="The longest line a hand-graded answer keeps").tag(config=True)

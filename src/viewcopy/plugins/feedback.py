@@ -8,14 +8,15 @@ cuts every error in such a cell down to its one-line `Error: message`.
 
 from __future__ import annotations
 
-from nbgrader.preprocessors import ClearHiddenTests, NbGraderPreprocessor
+from nbgrader.preprocessors import ClearHiddenTests
+
+from viewcopy.plugins.base import CoursePreprocessor
+from viewcopy.plugins.points import PARTS_CELL, graded_points
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-PARTS_CELL = "parts"
-"""The grade id of the cell that shows the graded parts (`lab.parts()`)."""
 
 
-class HideHiddenTests(ClearHiddenTests):
+class HideHiddenTests(ClearHiddenTests, CoursePreprocessor):
     """ClearHiddenTests, plus tracebacks of cells that held hidden tests reduced to one line."""
 
     def preprocess_cell(self, cell, resources, cell_index):
@@ -28,7 +29,7 @@ class HideHiddenTests(ClearHiddenTests):
         return cell, resources
 
 
-class StaticWidgets(NbGraderPreprocessor):
+class StaticWidgets(CoursePreprocessor):
     """Keep the static HTML copy of a widget output: feedback pages have no live widgets.
 
     nbgrader's feedback HTML drops widget state, so a widget view renders as an empty placeholder
@@ -43,10 +44,10 @@ class StaticWidgets(NbGraderPreprocessor):
         return cell, resources
 
 
-class PartsWithScores(NbGraderPreprocessor):
-    """The opening table of graded parts, with what this hand-in earned in each: the gradebook's
-    scores, a cell still to be graded by hand counted as pending (without a gradebook, the
-    scores `GetGrades` put in the cells' metadata)."""
+class PartsWithScores(CoursePreprocessor):
+    """The opening table of graded parts, with what this hand-in earned in each: the master's
+    points (the cells' metadata), the gradebook's scores, a cell still to be graded by hand
+    counted as pending (without a gradebook, the scores `GetGrades` put in the cells' metadata)."""
 
     def preprocess(self, nb, resources):
         from nbformat.v4 import new_output
@@ -54,7 +55,8 @@ class PartsWithScores(NbGraderPreprocessor):
         from viewcopy.display.table import html_table
         from viewcopy.notebook.parts_table import parts_frame
 
-        frame = parts_frame(_scores(nb, resources.get("nbgrader", {}), self.config))
+        scores = _scores(nb, resources.get("nbgrader", {}), self.config)
+        frame = parts_frame(scores, graded_points(nb))
         for cell in nb.cells:
             if cell.metadata.get("nbgrader", {}).get("grade_id") == PARTS_CELL:
                 cell.outputs = [

@@ -12,17 +12,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from nbgrader.preprocessors import NbGraderPreprocessor
-
 from viewcopy.locking.file import lock_file_text
 from viewcopy.locking.record import LOCK_FILE
 from viewcopy.locking.recover import lock_in_outputs
+from viewcopy.plugins.base import CoursePreprocessor
 
 STASH = "viewcopy_handed_in_lock"
 """The notebook metadata key that carries the record from sanitizing to autograding."""
 
 
-class KeepHandedInLock(NbGraderPreprocessor):
+class KeepHandedInLock(CoursePreprocessor):
     """Sanitize: keep the lock record of a hand-in that has no lock file (nothing otherwise)."""
 
     def preprocess(self, nb, resources):
@@ -33,7 +32,7 @@ class KeepHandedInLock(NbGraderPreprocessor):
         return nb, resources
 
 
-class PlaceHandedInLock(NbGraderPreprocessor):
+class PlaceHandedInLock(CoursePreprocessor):
     """Autograde: write the kept record as the autograded copy's lock file, if it has none."""
 
     def preprocess(self, nb, resources):

@@ -8,11 +8,12 @@ image cannot be cut in half), saying what it did.
 
 from __future__ import annotations
 
-from nbgrader.preprocessors import NbGraderPreprocessor
 from traitlets import Integer
 
+from viewcopy.plugins.base import CoursePreprocessor
 
-class CapOutputs(NbGraderPreprocessor):
+
+class CapOutputs(CoursePreprocessor):
     """Cut stream and plain text to `max_bytes`; drop richer outputs larger than that."""
 
     max_bytes = Integer(2_000_000, help="bytes kept per output field").tag(config=True)

@@ -15,6 +15,7 @@ from __future__ import annotations
 from nbgrader.preprocessors import OverwriteCells
 
 from viewcopy.course.assignment import grade_id
+from viewcopy.plugins.base import CoursePreprocessor
 
 
 def _positions(notebook) -> dict[str, int]:
@@ -26,7 +27,7 @@ def _positions(notebook) -> dict[str, int]:
     return positions
 
 
-class RestoreMissingCells(OverwriteCells):
+class RestoreMissingCells(OverwriteCells, CoursePreprocessor):
     """OverwriteCells whose add_missing_cells survives deleted and duplicated cells."""
 
     def preprocess(self, nb, resources):

@@ -7,13 +7,14 @@ from pathlib import Path
 
 from nbgrader.preprocessors import Execute
 
+from viewcopy.plugins.base import CoursePreprocessor
 from viewcopy.sandbox import Limits, readable_paths
 from viewcopy.sandbox.kernel_manager import SandboxedKernelManager
 
 __all__ = ["SandboxedExecute", "SandboxedKernelManager", "sandbox_config"]
 
 
-class SandboxedExecute(Execute):
+class SandboxedExecute(Execute, CoursePreprocessor):
     """nbgrader's Execute, with every kernel in the sandbox."""
 
     def __init__(self, *args, **kwargs):

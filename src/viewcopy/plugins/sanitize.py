@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import html
 
-from nbgrader.preprocessors import NbGraderPreprocessor
-
 from viewcopy.course.check_record import KEY as RECORD_KEY
 from viewcopy.display.safe_html import clean, cleaned_if_changed, one_block, safe_markdown
 from viewcopy.locking.record import OUTPUT_KEY
+from viewcopy.plugins.base import CoursePreprocessor
 from viewcopy.plugins.feedback import WIDGET_VIEW
 
 KEPT = {"text/plain", "image/png", "image/jpeg", "image/gif", "application/json"}
@@ -77,7 +76,7 @@ def sanitize_output(output: dict) -> None:
     output["metadata"] = safe_metadata(output.get("metadata", {}))
 
 
-class SanitizeForInstructor(NbGraderPreprocessor):
+class SanitizeForInstructor(CoursePreprocessor):
     """Outputs, Markdown and raw cells cleaned for the instructor's browser; widget state gone."""
 
     def preprocess(self, nb, resources):

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import os
 
-from nbgrader.preprocessors import NbGraderPreprocessor
-
 from viewcopy.course import settings
 from viewcopy.exercise.scoring import POLICY_VARIABLE
+from viewcopy.plugins.base import CoursePreprocessor
 
 
-class PredictionScoring(NbGraderPreprocessor, settings.PredictionScoring):
+class PredictionScoring(CoursePreprocessor, settings.PredictionScoring):
     """Autograde, before Execute: hand the policy (`policy`, the course's setting) to the kernel
     (and this process) through VIEWCOPY_SCORING, which the checks read."""
 

@@ -25,14 +25,14 @@ import ast
 import os
 
 from nbformat import NotebookNode
-from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool
 
 from viewcopy.course.assignment import MEASURING_CELLS, configured_course_id, grade_id
+from viewcopy.plugins.base import CoursePreprocessor
 
 
-class KeepStudentMeasurements(NbGraderPreprocessor):
+class KeepStudentMeasurements(CoursePreprocessor):
     """Measuring cells that carry no points keep the hand-in's own outputs and are not run."""
 
     enabled = Bool(

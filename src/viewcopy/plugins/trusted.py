@@ -22,7 +22,6 @@ from typing import TYPE_CHECKING
 
 from nbformat.notebooknode import NotebookNode, from_dict
 from nbgrader.api import Gradebook
-from nbgrader.preprocessors import NbGraderPreprocessor
 from nbgrader.utils import is_grade, is_solution
 
 from viewcopy.course import check_record
@@ -32,6 +31,7 @@ from viewcopy.course.settings import course_settings
 from viewcopy.locking.file import read_lock
 from viewcopy.locking.flow import LockStatus
 from viewcopy.locking.judge import judge
+from viewcopy.plugins.base import CoursePreprocessor
 
 if TYPE_CHECKING:
     from viewcopy.notebook.checks import CheckContext
@@ -72,7 +72,7 @@ class HandedIn:
     context: CheckContext
 
 
-class TrustedCredit(NbGraderPreprocessor):
+class TrustedCredit(CoursePreprocessor):
     """Replace each check cell's credit by the grader's own computation of it."""
 
     def preprocess(self, nb: NotebookNode, resources: dict):
