@@ -183,7 +183,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     five.add_argument("assignment", nargs="?", default=ASSIGNMENT)
     five.add_argument("--course", default=".", help="the graded nbgrader course folder")
-    five.add_argument("--question", type=int, action="append", help="21-25 (default: all five)")
+    five.add_argument(
+        "--question",
+        type=int,
+        action="append",
+        help="a question's number, 21-25 in the shipped master (default: every one it asks)",
+    )
     five.add_argument("--format", default="table", choices=("table", "json"))
     five.add_argument(
         "--threshold",
@@ -299,11 +304,11 @@ def run_grade(args: argparse.Namespace) -> str:
 
 def run_five(args: argparse.Namespace) -> str:
     from viewcopy.five.grades import GradesFileError, apply_grades, check_rows, read_rows
-    from viewcopy.five.questions import QUESTIONS, FiveError, as_json, as_table, five
+    from viewcopy.five.questions import FiveError, as_json, as_table, five
 
     course = Path(args.course)
     try:
-        questions = five(course, args.assignment, args.question or QUESTIONS, args.threshold)
+        questions = five(course, args.assignment, args.question, args.threshold)
         if args.apply:
             grades = check_rows(read_rows(Path(args.apply)), questions)
             return apply_grades(course, grades, args.assignment).sentence()

@@ -140,7 +140,8 @@ def test_nothing_graded_or_a_question_outside_the_five_is_one_clear_error(cycle,
     assert cli.main(["five", "--course", str(tmp_path)]) == 2
     assert "no autograded hand-ins" in capsys.readouterr().err
     assert cli.main(["five", "--course", str(cycle[0]), "--question", "26"]) == 2
-    assert "question 26 is not one of the five (21-25)" in capsys.readouterr().err
+    said = capsys.readouterr().err
+    assert "question 26 is not one of this course's questions (21, 22, 23, 24, 25:" in said
     missing = cycle[0] / "no-such.csv"
     assert cli.main(["five", "--course", str(cycle[0]), "--apply", str(missing)]) == 2
     assert f"cannot read {missing}" in capsys.readouterr().err
@@ -156,3 +157,46 @@ def test_the_table_shows_every_group_rubric_and_representative_within_100_column
         for group in question.groups:
             assert f"[{group.group}] {group.size} answer" in table
             assert " ".join(group.representative.split()[:4]) in " ".join(table.split())
+
+
+def test_the_questions_are_the_masters_reworded_or_added(the_class, tmp_path, capsys):
+    """An instructor rewords question 22 and adds a 26th in the master, then generates and
+    grades: `viewcopy five` shows the master's wording and exactly its questions."""
+    import copy
+
+    import nbformat
+    from support.the_class import course_of
+
+    from viewcopy.course.assignment import NOTEBOOK, grade_id
+    from viewcopy.grading.grade import grade
+
+    course = course_of(the_class, tmp_path / "course", ["perfect", "typical"])
+    master = course / "source" / ASSIGNMENT / NOTEBOOK
+    notebook = nbformat.read(master, 4)
+    by_id = {grade_id(c): c for c in notebook.cells}
+    reworded = "In your own words: when does reshape copy after a transpose?"
+    by_id["question_22"].source = f"**22.** {reworded}"
+    added = []
+    for name, source in (("question_26", "**26.** What does .contiguous() cost here?"),
+                         ("answer_26", 'ANSWER_26 = """\n"""')):  # fmt: skip
+        cell = copy.deepcopy(by_id[name.replace("26", "25")])
+        cell.source, cell.id = source, name.replace("_", "-")
+        cell.metadata.nbgrader["grade_id"] = name
+        added.append(cell)
+    cells = notebook.cells
+    at = next(i for i, c in enumerate(cells) if grade_id(c) == "specific_25") + 1
+    notebook.cells = [*cells[:at], *added, *cells[at:]]
+    nbformat.write(notebook, master)
+    run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+    grade(course, ASSIGNMENT, progress=False, sandbox=None)
+
+    asked = {q.item: q for q in five(course)}
+    assert sorted(asked) == [21, 22, 23, 24, 25, 26]
+    assert asked[22].text == reworded and asked[26].text == "What does .contiguous() cost here?"
+    assert asked[26].max_score == 2 and sum(g.size for g in asked[26].groups) == 2
+    assert cli.main(["five", "--course", str(course), "--question", "27"]) == 2
+    assert "question 27 is not one of this course's questions (21, 22, 23, 24, 25, 26:" in (
+        capsys.readouterr().err
+    )
+    assert cli.main(["five", "--course", str(course), "--question", "22"]) == 0
+    assert reworded in " ".join(capsys.readouterr().out.split())

@@ -1,4 +1,9 @@
-"""`viewcopy five`: each of the five hand-graded questions' answers, grouped by what they say.
+"""`viewcopy five`: each hand-graded question's answers, grouped by what they say.
+
+The questions are the course's: every graded `answer_N` cell of its master, with the wording of
+its `question_N` cell, as the gradebook keeps the master's source (a question reworded, added or
+removed in the master is so here after `nbgrader generate_assignment`); the shipped master asks
+the dangerous five, 21-25.
 
 Answers are read from the autograded notebooks (what formgrader shows), never run: the answer
 cell's literal string, or its source where it is not a literal. Each group comes with what the
@@ -10,6 +15,7 @@ the master's source).
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -33,6 +39,10 @@ if TYPE_CHECKING:
     import nbformat
 
 QUESTIONS = tuple(q.item for q in catalogue.QUESTIONS)
+"""The shipped master's questions: the dangerous five."""
+ANSWER_CELL = re.compile(r"answer_(\d+)")
+NUMBERED = re.compile(r"^\s*\*\*\s*\d+\s*\.?\s*\*\*\s*")
+"""A question cell's number as the master writes it: `**21.** `."""
 HIDDEN = ("### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS")
 WIDTH = 96
 
@@ -59,6 +69,12 @@ class Question:
 
 def answer_cell(item: int) -> str:
     return f"answer_{item}"
+
+
+def question_number(grade_id: str) -> int | None:
+    """N for an answer cell `answer_N`, else None."""
+    match = ANSWER_CELL.fullmatch(grade_id)
+    return int(match.group(1)) if match else None
 
 
 def answer_text(notebook: nbformat.NotebookNode, item: int) -> str:
@@ -89,37 +105,49 @@ def rubric_of(source: str) -> str:
     return "\n".join(lines)
 
 
-def _from_gradebook(course: Path, assignment: str, items: Sequence[int]):
-    """Each question's rubric and the points of its answer cell, as the gradebook keeps them."""
+@dataclass(frozen=True)
+class Asked:
+    """A written question as the course's master asks it: its number, wording, rubric (the hidden
+    comment of its `specific_N` cell, empty without one) and the points of its answer cell."""
+
+    item: int
+    text: str
+    rubric: str
+    max_score: float
+
+
+def course_questions(course: Path, assignment: str = ASSIGNMENT) -> dict[int, Asked]:
+    """Every question the course's master asks (a graded `answer_N` cell), by number."""
     from nbgrader.api import MissingEntry
 
-    rubrics, points = {}, {}
+    asked = {}
     with course_gradebook(course) as gradebook:
-        for item in items:
-            try:
-                source = gradebook.find_source_cell(f"specific_{item}", NOTEBOOK_ID, assignment)
-                cell = gradebook.find_graded_cell(answer_cell(item), NOTEBOOK_ID, assignment)
-            except MissingEntry:
-                raise FiveError(
-                    f"the gradebook has no answer_{item} in {assignment}: run "
-                    f"`nbgrader generate_assignment {assignment}` in {course}"
-                ) from None
-            rubrics[item], points[item] = rubric_of(source.source), float(cell.max_score)
-    return rubrics, points
+        try:
+            notebook = gradebook.find_notebook(NOTEBOOK_ID, assignment)
+        except MissingEntry:
+            raise FiveError(
+                f"the gradebook has no {assignment}: run `nbgrader generate_assignment "
+                f"{assignment}` in {course}"
+            ) from None
+        sources = {cell.name: cell.source for cell in notebook.source_cells}
+        for cell in notebook.grade_cells:
+            item = question_number(cell.name)
+            if item is not None:
+                text = NUMBERED.sub("", sources.get(f"question_{item}", "")).strip()
+                rubric = rubric_of(sources.get(f"specific_{item}", ""))
+                asked[item] = Asked(item, text, rubric, float(cell.max_score))
+    return dict(sorted(asked.items()))
 
 
 def five(
     course: Path,
     assignment: str = ASSIGNMENT,
-    questions: Iterable[int] = QUESTIONS,
+    questions: Iterable[int] | None = None,
     threshold: float = DEFAULT_THRESHOLD,
 ) -> list[Question]:
-    """The answer groups of each question in `questions`, for every autograded hand-in."""
+    """The answer groups of each question in `questions` (default: every one the master asks),
+    for every autograded hand-in."""
     course = Path(course).resolve()
-    items = list(questions)
-    if unknown := [i for i in items if i not in QUESTIONS]:
-        first, last = QUESTIONS[0], QUESTIONS[-1]
-        raise FiveError(f"question {unknown[0]} is not one of the five ({first}-{last})")
     notebooks = graded_notebooks(course, assignment)
     if not notebooks:
         raise FiveError(
@@ -127,16 +155,25 @@ def five(
         )
     import nbformat  # about a second to import: only once there are hand-ins to read
 
+    asked = course_questions(course, assignment)
+    items = list(questions) if questions else list(asked)
+    if unknown := [i for i in items if i not in asked]:
+        known = ", ".join(map(str, asked)) or "none"
+        raise FiveError(
+            f"question {unknown[0]} is not one of this course's questions ({known}: the graded "
+            "answer_N cells of its master)"
+        )
     read = {s: nbformat.read(path, as_version=4) for s, path in notebooks.items()}
-    rubrics, points = _from_gradebook(course, assignment, items)
     grades = read_grades(course, assignment)
-    texts = {q.item: q.text for q in catalogue.QUESTIONS}
     out = []
     for item in items:
         answers = {s: answer_text(nb, item) for s, nb in read.items()}
         specific = {s: bool((grades.get(s, {}).get(f"specific_{item}") or (0, 0))[0]) for s in read}
         groups = tuple(group_answers(item, answers, threshold))
-        out.append(Question(item, texts[item], rubrics[item], points[item], groups, specific))
+        question = asked[item]
+        out.append(
+            Question(item, question.text, question.rubric, question.max_score, groups, specific)
+        )
     return out
 
 

@@ -48,7 +48,7 @@ from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT
 from viewcopy.course.class_scores import GradebookScore, NoScores, class_scores, format_score
-from viewcopy.five.questions import QUESTIONS, answer_cell
+from viewcopy.five.questions import question_number
 from viewcopy.grading.record import not_graded
 from viewcopy.lms.tool import LAB_TITLE
 
@@ -569,10 +569,9 @@ def default_out(export: Path, assignment: str) -> Path:
 
 def _cells(names: Iterable[str]) -> str:
     """Pending grade cells as the instructor knows them: answers 21-25, else their names."""
-    items = {answer_cell(q): q for q in QUESTIONS}
     names = sorted(set(names))
-    if all(n in items for n in names):
-        numbers = sorted(items[n] for n in names)
+    if all(question_number(n) is not None for n in names):
+        numbers = sorted(question_number(n) for n in names)
         if len(numbers) == 1:
             return f"answer {numbers[0]}"
         if numbers == list(range(numbers[0], numbers[-1] + 1)):
