@@ -171,6 +171,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_lms_parser(commands)
 
+    course = commands.add_parser(
+        "course", help="check a course folder: every inconsistency named with its fix"
+    )
+    course.add_argument("action", choices=("check",))
+    course.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+    course.add_argument("--course", default=".", help="the nbgrader course folder")
+
     report = commands.add_parser(
         "report", help="the class report of a graded course: misconceptions, locks, scores, traps"
     )
@@ -377,6 +384,15 @@ def run_report(args: argparse.Namespace) -> str:
     return f"{terminal_summary(report)}\nwrote {', '.join(p.name for p in written)} to {out}"
 
 
+def run_course(args: argparse.Namespace) -> str:
+    from viewcopy.course.check import CourseNotReady, check_course
+
+    try:
+        return check_course(Path(args.course).resolve(), args.assignment)
+    except CourseNotReady as exc:
+        raise SubmissionsFailed(str(exc)) from None
+
+
 class SubmissionsFailed(Exception):
     """Some submissions could not be graded (as `nbgrader autograde`, the exit status says so)."""
 
@@ -414,6 +430,7 @@ COMMANDS = {
     "grade": run_grade,
     "report": run_report,
     "five": run_five,
+    "course": run_course,
     "lock-service": run_lock_service,
     "hub": run_hub,
     "lms": run_lms,

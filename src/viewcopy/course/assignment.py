@@ -71,6 +71,12 @@ def grade_id(cell: Mapping) -> str | None:
     return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
 
 
+def graded_points(notebook: Mapping) -> dict[str, float]:
+    """Grade id -> nbgrader points of every graded cell of a notebook, in notebook order."""
+    metas = (cell.get("metadata", {}).get("nbgrader", {}) for cell in notebook["cells"])
+    return {m["grade_id"]: m.get("points", 0) for m in metas if m.get("grade") and "grade_id" in m}
+
+
 def course_config(course: Path):
     """The traitlets config a course folder's nbgrader_config.py makes (empty without one); what
     the package reads of it, course.settings reads (the gradebook's URL, `gradebook_url`)."""

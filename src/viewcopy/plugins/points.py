@@ -16,23 +16,13 @@ from __future__ import annotations
 import ast
 import json
 
-from nbformat import NotebookNode
-
+from viewcopy.course.assignment import graded_points
 from viewcopy.plugins.base import CoursePreprocessor
 
 PARTS_CELL = "parts"
 """The grade id of the cell that shows the graded parts (`lab.parts()`)."""
 CHECKS = "viewcopy.checks."
 """The calls whose `points=` is written: the graded cells' checks."""
-
-
-def graded_points(nb: NotebookNode) -> dict[str, float]:
-    """Grade id -> nbgrader points of every graded cell, in notebook order."""
-    return {
-        meta["grade_id"]: meta.get("points", 0)
-        for cell in nb.cells
-        if (meta := cell.metadata.get("nbgrader", {})).get("grade") and "grade_id" in meta
-    }
 
 
 def number(points: float) -> str:
@@ -75,11 +65,16 @@ def parts_call(points: dict[str, float]) -> str:
 
 
 class WritePoints(CoursePreprocessor):
-    """At generate_assignment: each check call's `points=` and the opening cell's parts call
-    written from the master's metadata (before the checksums, so the release is what nbgrader
-    keeps of each locked cell)."""
+    """At generate_assignment: the master checked (`course.check.master_problems`: a release
+    refused, each problem named), then each check call's `points=` and the opening cell's parts
+    call written from its metadata (before the checksums, so the release is what nbgrader keeps
+    of each locked cell)."""
 
     def preprocess(self, nb, resources):
+        from viewcopy.course.check import master_problems
+
+        if problems := master_problems(nb):
+            raise ValueError("the master cannot be released: " + "; ".join(map(str, problems)))
         points = graded_points(nb)
         for cell in nb.cells:
             if cell.cell_type != "code":

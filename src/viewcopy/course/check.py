@@ -1,0 +1,181 @@
+"""`viewcopy course check`: a course folder read as nbgrader and the package will use it, and
+every inconsistency named with its fix, before a term starts; `viewcopy grade` runs it first,
+and `nbgrader generate_assignment` runs the master's part (`master_problems`, in WritePoints).
+
+What it finds: a course setting the package cannot use; no master; in the master, a grade id used
+twice, a graded cell without positive points, a written question (`answer_N`) without its
+`question_N` cell (`viewcopy five` shows that cell's wording); a release older than its master
+(other graded cells or points, or a check call showing other points than the master gives); a
+gradebook whose maximum is not the master's total.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from viewcopy.course.assignment import (
+    ASSIGNMENT,
+    NOTEBOOK,
+    CourseSettingError,
+    grade_id,
+    gradebook_to_read,
+    graded_points,
+)
+
+CHECKS = "viewcopy.checks."
+"""The calls that show a graded cell's points in the student's kernel (`points=`)."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    """One inconsistency: where it is, what is wrong, and what to do."""
+
+    where: str
+    what: str
+    fix: str
+
+    def __str__(self) -> str:
+        return f"{self.where}: {self.what}; {self.fix}"
+
+
+class CourseNotReady(Exception):
+    """The course has problems: the message lists each with its fix."""
+
+    def __init__(self, course: Path, problems: list[Problem]):
+        self.problems = problems
+        lines = "\n".join(f"  {p}" for p in problems)
+        count = f"{len(problems)} problem{'s' * (len(problems) != 1)}"
+        super().__init__(f"{course}: {count} to fix first:\n{lines}")
+
+
+def master_problems(notebook: Mapping, where: str = "the master") -> list[Problem]:
+    """What is wrong in a master notebook itself (no course needed)."""
+    ids = [grade_id(cell) for cell in notebook["cells"] if grade_id(cell)]
+    problems = [
+        Problem(where, f"grade id {name!r} is used by {count} cells", "give each cell its own id")
+        for name, count in Counter(ids).items()
+        if count > 1
+    ]
+    for name, points in graded_points(notebook).items():
+        if not isinstance(points, int | float) or points <= 0:
+            problems.append(
+                Problem(
+                    where,
+                    f"graded cell {name!r} has points {points!r}",
+                    "give it a positive number of points in its nbgrader metadata",
+                )
+            )
+        if name.startswith("answer_") and f"question_{name.removeprefix('answer_')}" not in ids:
+            problems.append(
+                Problem(
+                    where,
+                    f"written answer {name!r} has no question cell "
+                    f"'question_{name.removeprefix('answer_')}'",
+                    "add a markdown cell with that grade id holding the question "
+                    "(`viewcopy five` shows its wording)",
+                )
+            )
+    return problems
+
+
+def shown_points(notebook: Mapping) -> dict[str, list[float]]:
+    """Grade id -> the `points=` its check calls show in the student's kernel."""
+    shown: dict[str, list[float]] = {}
+    for cell in notebook["cells"]:
+        name = grade_id(cell)
+        try:
+            tree = ast.parse("".join(cell.get("source", "")))
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and ast.unparse(node.func).startswith(CHECKS):
+                for keyword in node.keywords:
+                    if keyword.arg == "points" and isinstance(keyword.value, ast.Constant):
+                        shown.setdefault(name, []).append(keyword.value.value)
+    return shown
+
+
+def course_problems(course: Path, assignment: str = ASSIGNMENT) -> list[Problem]:
+    """Every inconsistency of the course folder `course` for `assignment`, each with its fix."""
+    import nbformat
+
+    from viewcopy.course.settings import read_settings
+
+    course = Path(course)
+    config = course / "nbgrader_config.py"
+    if not config.is_file():
+        return [Problem(str(course), "no nbgrader_config.py", "run in the course folder")]
+    try:
+        read_settings(course)
+    except CourseSettingError as exc:
+        return [Problem(str(config), str(exc), "fix the setting")]
+    master_file = course / "source" / assignment / NOTEBOOK
+    if not master_file.is_file():
+        return [Problem(str(master_file), "no master notebook", "put the master there")]
+    master = nbformat.read(master_file, as_version=4)
+    problems = master_problems(master, str(master_file))
+    regenerate = f"run `nbgrader generate_assignment {assignment} --force` in {course}"
+    release_file = course / "release" / assignment / NOTEBOOK
+    points = graded_points(master)
+    if release_file.is_file():
+        release = nbformat.read(release_file, as_version=4)
+        if graded_points(release) != points:
+            problems.append(
+                Problem(
+                    str(release_file),
+                    "the release is older than its master (other graded cells or points)",
+                    regenerate,
+                )
+            )
+        else:
+            problems += _shown_problems(release, points, release_file)
+    with gradebook_to_read(course) as url:
+        total = _gradebook_total(course, url, assignment) if url else None
+    if total is not None and abs(total - sum(points.values())) > 1e-9:
+        problems.append(
+            Problem(
+                "the gradebook",
+                f"{assignment} is worth {total:g} points there and {sum(points.values()):g} in "
+                "the master",
+                regenerate,
+            )
+        )
+    return problems
+
+
+def _shown_problems(release, points: Mapping[str, float], where: Path) -> list[Problem]:
+    """Check calls whose `points=` is not the master's (a config without WritePoints)."""
+    return [
+        Problem(
+            str(where),
+            f"{name} shows points={shown[0]:g} where the master gives {points[name]:g}",
+            "add WritePoints to c.GenerateAssignment.preprocessors in nbgrader_config.py (as the "
+            "shipped one does), then regenerate the release",
+        )
+        for name, shown in shown_points(release).items()
+        if name in points and any(abs(s - points[name]) > 1e-9 for s in shown)
+    ]
+
+
+def _gradebook_total(course: Path, url: str, assignment: str) -> float | None:
+    from nbgrader.api import MissingEntry
+
+    from viewcopy.course.assignment import course_gradebook
+
+    with course_gradebook(course, url) as gradebook:
+        try:
+            return float(gradebook.find_assignment(assignment).max_score)
+        except MissingEntry:
+            return None
+
+
+def check_course(course: Path, assignment: str = ASSIGNMENT) -> str:
+    """`viewcopy course check`: what was checked, or CourseNotReady listing every problem."""
+    problems = course_problems(course, assignment)
+    if problems:
+        raise CourseNotReady(Path(course), problems)
+    return f"{course}: {assignment} is consistent (master, release, gradebook, settings)"

@@ -1,0 +1,87 @@
+"""`viewcopy course check` names every inconsistency of a course folder with its fix, and
+`viewcopy grade` and `nbgrader generate_assignment` refuse a course or a master that has one: a
+master edited and not released again, a release whose check calls show other points than the
+master gives, a grade id used twice, a written answer without its question, a graded cell
+without points."""
+
+from __future__ import annotations
+
+import copy
+
+import nbformat
+import pytest
+from support.course_notebook import SOURCE
+from support.the_class import course_of
+
+from viewcopy import cli
+from viewcopy.course.assignment import (
+    ASSIGNMENT,
+    NOTEBOOK,
+    NbgraderFailed,
+    grade_id,
+    run_nbgrader,
+)
+from viewcopy.course.check import check_course, course_problems, master_problems
+from viewcopy.grading.grade import GradeError, grade
+
+pytestmark = pytest.mark.course
+
+
+def cell_of(notebook, name: str):
+    return next(c for c in notebook.cells if grade_id(c) == name)
+
+
+def test_the_shipped_master_has_no_problem_and_each_kind_is_named():
+    master = nbformat.read(SOURCE, 4)
+    assert master_problems(master) == []
+    copied = copy.deepcopy(cell_of(master, "specific_22"))
+    copied.id = "twice"
+    master.cells.append(copied)
+    cell_of(master, "score_next").metadata.nbgrader["points"] = 0
+    master.cells.remove(cell_of(master, "question_23"))
+    said = [str(p) for p in master_problems(master)]
+    assert len(said) == 3, said
+    assert "grade id 'specific_22' is used by 2 cells; give each cell its own id" in said[0]
+    assert "graded cell 'score_next' has points 0" in said[1]
+    assert "written answer 'answer_23' has no question cell 'question_23'" in said[2]
+
+
+def test_a_course_edited_but_not_released_again_is_named_and_not_graded(
+    the_class, tmp_path, capsys
+):
+    course = course_of(the_class, tmp_path / "course", ["perfect"])
+    assert "is consistent" in check_course(course)
+    master = course / "source" / ASSIGNMENT / NOTEBOOK
+    notebook = nbformat.read(master, 4)
+    cell_of(notebook, "score_next").metadata.nbgrader["points"] = 6
+    nbformat.write(notebook, master)
+    said = [str(p) for p in course_problems(course)]
+    assert len(said) == 2, said
+    assert "the release is older than its master" in said[0]
+    assert "is worth 36 points there and 38 in the master" in said[1]
+    assert all(f"nbgrader generate_assignment {ASSIGNMENT} --force" in s for s in said)
+    assert cli.main(["course", "check", "--course", str(course)]) == 1
+    assert "2 problems to fix first" in capsys.readouterr().out
+    with pytest.raises(GradeError, match="the release is older than its master"):
+        grade(course, ASSIGNMENT, progress=False, sandbox=None)
+
+    run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+    assert course_problems(course) == []
+    release = course / "release" / ASSIGNMENT / NOTEBOOK
+    notebook = nbformat.read(release, 4)
+    cell = cell_of(notebook, "score_next")
+    cell.source = cell.source.replace("points=6", "points=4")  # as a config without WritePoints
+    nbformat.write(notebook, release)
+    (problem,) = course_problems(course)
+    assert "score_next shows points=4 where the master gives 6" in str(problem)
+    assert "WritePoints" in str(problem)
+
+
+def test_generate_assignment_refuses_a_master_with_a_problem(the_class, tmp_path):
+    course = course_of(the_class, tmp_path / "course", [])
+    master = course / "source" / ASSIGNMENT / NOTEBOOK
+    notebook = nbformat.read(master, 4)
+    notebook.cells.remove(cell_of(notebook, "question_24"))
+    nbformat.write(notebook, master)
+    with pytest.raises(NbgraderFailed, match="'answer_24' has no question cell 'question_24'"):
+        run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
