@@ -17,12 +17,11 @@ import ast
 import json
 
 from viewcopy.course.assignment import graded_points
+from viewcopy.course.check import CHECKS, master_problems
 from viewcopy.plugins.base import CoursePreprocessor
 
 PARTS_CELL = "parts"
 """The grade id of the cell that shows the graded parts (`lab.parts()`)."""
-CHECKS = "viewcopy.checks."
-"""The calls whose `points=` is written: the graded cells' checks."""
 
 
 def number(points: float) -> str:
@@ -71,8 +70,6 @@ class WritePoints(CoursePreprocessor):
     of each locked cell)."""
 
     def preprocess(self, nb, resources):
-        from viewcopy.course.check import master_problems
-
         if problems := master_problems(nb):
             raise ValueError("the master cannot be released: " + "; ".join(map(str, problems)))
         points = graded_points(nb)
