@@ -1,7 +1,8 @@
 """`viewcopy lms push ASSIGNMENT`: every student's score to the assignment's line item in the
 LMS (AGS), once.
 
-The line item is found or created once and remembered in the journal. Each score is journaled
+The line item is found or created once, remembered in the journal, and made worth the course's
+total at every push (lms.lineitem). Each score is journaled
 "sending" before its POST and "sent" after the LMS's 2xx: a score unchanged since it was sent is
 not sent again, and one left "sending" by a crash or an outage is sent again exactly as it was
 (same timestamp) before anything newer, unless the LMS's results show it holds it already, so
