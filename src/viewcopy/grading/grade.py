@@ -262,10 +262,12 @@ def grade(
     (viewcopy.grading.limits).
     """
     course = course.resolve()
-    _check_course(course, assignment, say)
+    _check_course(course, say)
     students = submitted_students(course, assignment, pattern)
     if not students:
         raise GradeError(f"no submissions of {assignment} match {pattern!r} in {course}/submitted")
+    if problems := course_problems(course, assignment):
+        raise GradeError(str(CourseNotReady(course, problems)))
     todo = [s for s in students if force or not up_to_date(course, assignment, s)]
     outcomes = [
         HandInOutcome(s, SKIPPED, reason="already graded (--force regrades)")
@@ -302,10 +304,10 @@ def grade(
     return sorted(outcomes, key=lambda o: o.student_id)
 
 
-def _check_course(course: Path, assignment: str, say: Callable[[str], None]) -> None:
-    """GradeError, before anything runs, for a folder that is not a course, a course setting
-    the package cannot use, or any other problem `viewcopy course check` finds; a warning when
-    instructors would see hand-ins unsanitized."""
+def _check_course(course: Path, say: Callable[[str], None]) -> None:
+    """GradeError, before anything runs, for a folder that is not a course or a course setting
+    the package cannot use (`grade` then runs `viewcopy course check`'s, once it has hand-ins);
+    a warning when instructors would see hand-ins unsanitized."""
     if not (course / "nbgrader_config.py").is_file():
         raise GradeError(f"{course} has no nbgrader_config.py: run in the course folder")
     from viewcopy.plugins.sanitize import unsanitized_views  # nbgrader: only when grading
@@ -315,8 +317,6 @@ def _check_course(course: Path, assignment: str, say: Callable[[str], None]) -> 
         course_settings(config)
     except CourseSettingError as exc:
         raise GradeError(str(exc)) from None
-    if problems := course_problems(course, assignment):
-        raise GradeError(str(CourseNotReady(course, problems)))
     if (warning := unsanitized_views(config)) is not None:
         say(warning)
 
