@@ -21,6 +21,7 @@ from viewcopy.course.assignment import (
     ASSIGNMENT,
     NOTEBOOK,
     CourseSettingError,
+    course_gradebook,
     grade_id,
     gradebook_to_read,
     graded_points,
@@ -82,20 +83,28 @@ def master_problems(notebook: Mapping, where: str = "the master") -> list[Proble
     return problems
 
 
+def points_arguments(source: str) -> list[ast.expr]:
+    """The `points=` values of the check calls in a cell's source (none if it does not parse)."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return []
+    return [
+        keyword.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and ast.unparse(node.func).startswith(CHECKS)
+        for keyword in node.keywords
+        if keyword.arg == "points"
+    ]
+
+
 def shown_points(notebook: Mapping) -> dict[str, list[float]]:
     """Grade id -> the `points=` its check calls show in the student's kernel."""
     shown: dict[str, list[float]] = {}
     for cell in notebook["cells"]:
-        name = grade_id(cell)
-        try:
-            tree = ast.parse("".join(cell.get("source", "")))
-        except SyntaxError:
-            continue
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and ast.unparse(node.func).startswith(CHECKS):
-                for keyword in node.keywords:
-                    if keyword.arg == "points" and isinstance(keyword.value, ast.Constant):
-                        shown.setdefault(name, []).append(keyword.value.value)
+        for value in points_arguments("".join(cell.get("source", ""))):
+            if isinstance(value, ast.Constant):
+                shown.setdefault(grade_id(cell), []).append(value.value)
     return shown
 
 
@@ -163,8 +172,6 @@ def _shown_problems(release, points: Mapping[str, float], where: Path) -> list[P
 
 def _gradebook_total(course: Path, url: str, assignment: str) -> float | None:
     from nbgrader.api import MissingEntry
-
-    from viewcopy.course.assignment import course_gradebook
 
     with course_gradebook(course, url) as gradebook:
         try:

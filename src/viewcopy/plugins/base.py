@@ -19,6 +19,6 @@ DISPLAY_PRIORITY = NbConvertBase.class_traits()["display_data_priority"]
 class CoursePreprocessor(NbGraderPreprocessor):
     """An nbgrader preprocessor that takes the exporter's display priority quietly."""
 
-    display_data_priority = List(
-        NbConvertBase().display_data_priority, help=DISPLAY_PRIORITY.help
-    ).tag(config=True)
+    display_data_priority = List(DISPLAY_PRIORITY.default(), help=DISPLAY_PRIORITY.help).tag(
+        config=True
+    )

@@ -13,11 +13,10 @@ shipped points is released byte for byte as before.
 
 from __future__ import annotations
 
-import ast
 import json
 
 from viewcopy.course.assignment import graded_points
-from viewcopy.course.check import CHECKS, master_problems
+from viewcopy.course.check import master_problems, points_arguments
 from viewcopy.plugins.base import CoursePreprocessor
 
 PARTS_CELL = "parts"
@@ -31,19 +30,9 @@ def number(points: float) -> str:
 
 def with_points(source: str, points: float) -> str:
     """`source` with every check call's `points=` keyword set to `points` (nothing else moved)."""
-    try:
-        tree = ast.parse(source)
-    except SyntaxError:
-        return source
-    spans = [
-        keyword.value
-        for node in ast.walk(tree)
-        if isinstance(node, ast.Call) and ast.unparse(node.func).startswith(CHECKS)
-        for keyword in node.keywords
-        if keyword.arg == "points"
-    ]
     lines = source.splitlines(keepends=True)
-    for value in sorted(spans, key=lambda v: (v.lineno, v.col_offset), reverse=True):
+    values = sorted(points_arguments(source), key=lambda v: (v.lineno, v.col_offset))
+    for value in reversed(values):  # the last first: earlier offsets stay true
         if value.lineno != value.end_lineno:
             continue  # a computed value over several lines: left as the master wrote it
         row = lines[value.lineno - 1].encode("utf-8")
