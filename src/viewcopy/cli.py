@@ -230,7 +230,7 @@ def run_next(args: argparse.Namespace) -> str:
     from viewcopy.exercise import next_ops
 
     if args.all:
-        ops = next_ops.POOL
+        ops = next_ops.pool()
     else:
         try:
             ops = next_ops.draw(args.seed, args.count)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import nbformat
 from support.course_notebook import SOURCE
 
-from viewcopy.notebook.parts_table import GRADED_PARTS
+from viewcopy.exercise.graded_parts import GRADED_PARTS
 from viewcopy.plugins import PartsWithScores
 from viewcopy.plugins.points import graded_points
 

@@ -1,9 +1,10 @@
 """The course's settings, read from its nbgrader_config.py in one place and checked there.
 
 The package's own settings are traitlets Configurables with help text: the lock service's
-(`c.LockService`, `LockService`), what the LMS push sends (`c.LmsPush`) and how the twenty are
+(`c.LockService`, `LockService`), what the LMS push sends (`c.LmsPush`), how the twenty are
 credited (`c.PredictionScoring`: declared here, and the `PredictionScoring` plug-in that hands it
-to the kernels is this class too).
+to the kernels is this class too) and the course's declaration of its graded parts and its own
+next ops (`c.CourseDeclaration`; the points stay the master's metadata).
 `course_settings` reads them, with the course id nbgrader's gradebook is kept under
 (`c.CourseDirectory.course_id`, with nbgrader's default; its URL, `db_url`, is read by
 course.assignment.gradebook_url), and says of a setting it does not know, or of a value not of
@@ -20,10 +21,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from traitlets import Bool, Enum, TraitError, Unicode
+from traitlets import Bool, Dict, Enum, List, TraitError, Unicode
 from traitlets.config import Config, Configurable
 
 from viewcopy.course.assignment import CourseSettingError, configured_course_id, course_config
+from viewcopy.exercise.graded_parts import (
+    GRADED_PARTS,
+    DeclarationError,
+    GradedPart,
+    declared_parts,
+)
+from viewcopy.exercise.next_ops import NextOp, declared_ops
 from viewcopy.exercise.scoring import CARD, POLICIES
 from viewcopy.locking.judge import LockPolicy
 
@@ -74,33 +82,65 @@ class LmsPush(Configurable):
     ).tag(config=True)
 
 
-SETTINGS = (LockService, PredictionScoring, LmsPush)
+class CourseDeclaration(Configurable):
+    """What the course declares of its lab beyond the master's cells (docs/adapting.md)."""
+
+    parts = List(
+        Dict(),
+        help="The graded parts the opening table and the feedback group the master's graded "
+        "cells into, in notebook order, each {'name': ..., 'cells': [grade ids], 'what': what "
+        "the student does, 'minutes': its time budget, 'stretch': True for the stretch (optional)}"
+        "; the points are each cell's nbgrader metadata. Empty: the shipped parts.",
+    ).tag(config=True)
+    next_ops = List(
+        Dict(),
+        help="The course's own operations for the next-op pool, each {'op': an expression on x, "
+        "'family': one of the pool's families, 'parent': 'x' (default), 'x_colmajor', 'x_half' "
+        "or 'act'}; measured like the rest, numbered C01... Empty: the shipped pool alone.",
+    ).tag(config=True)
+
+
+SETTINGS = (LockService, PredictionScoring, LmsPush, CourseDeclaration)
 """The package's own sections of a course's config."""
 
 
 @dataclass(frozen=True)
 class CourseSettings:
     """What the package reads of a course's config: how its locks are judged, how the twenty
-    are credited, whether the LMS is sent partial grades as final, and the course id its
-    gradebook keeps it under."""
+    are credited, whether the LMS is sent partial grades as final, the course id its
+    gradebook keeps it under, its graded parts and its own next ops."""
 
     lock: LockPolicy
     course_id: str
     scoring: str = CARD
     partial_as_final: bool = False
+    parts: tuple[GradedPart, ...] = GRADED_PARTS
+    next_ops: tuple[NextOp, ...] = ()
 
 
 def course_settings(config: Config | None) -> CourseSettings:
     """The course's settings from its config (None: the defaults); CourseSettingError naming the
     first setting that is not one, or whose value is not of its type."""
     config = config if config is not None else Config()
-    lock, scoring, push = (checked(config, section) for section in SETTINGS)
+    lock, scoring, push, declaration = (checked(config, section) for section in SETTINGS)
     return CourseSettings(
         lock=lock.policy(),
         scoring=scoring.policy,
         course_id=configured_course_id(config),
         partial_as_final=push.partial_as_final,
+        parts=declared(declared_parts, declaration.parts, "parts"),
+        next_ops=declared(declared_ops, declaration.next_ops, "next_ops"),
     )
+
+
+def declared(read, entries: list, key: str):
+    """`read(entries)`, a DeclarationError made a CourseSettingError naming the setting."""
+    try:
+        return read(entries)
+    except DeclarationError as exc:
+        raise CourseSettingError(
+            f"c.CourseDeclaration.{key} in nbgrader_config.py: {exc}"
+        ) from None
 
 
 def read_settings(course: Path) -> CourseSettings:

@@ -30,6 +30,7 @@ from viewcopy.course.assignment import (
     release_folder,
     submission_folder,
 )
+from viewcopy.course.settings import read_settings
 from viewcopy.demo.answers import (
     EMPTY,
     IT_DEPENDS,
@@ -41,6 +42,7 @@ from viewcopy.demo.answers import (
 )
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
+from viewcopy.exercise.next_ops import use_course_ops
 from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
 from viewcopy.exercise.part import Part
 from viewcopy.exercise.predictions import TWENTY
@@ -380,6 +382,7 @@ def kernel_environment(student: Student, threads: int | None) -> dict[str, str]:
 def hand_in(student: Student, course: Path, *, threads: int | None = None) -> Path:
     """The student's submission of the course's release, stamped as `nbgrader collect` leaves it."""
     folder = submission_folder(course, student.student_id)
+    use_course_ops(read_settings(course).next_ops)  # the draw the release's kernel makes
     write_submission(student, release_folder(course), folder, threads=threads)
     mark_submitted(folder)
     return folder

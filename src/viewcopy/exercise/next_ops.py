@@ -2,6 +2,12 @@
 
 After the reveal each student meets ten of these, predicts them with their own rules, locks, and
 sees the truth. Like the catalogue, the pool holds expressions only; every verdict is measured.
+
+The pool is the shipped ops (`POOL`, N01...) and then a course's own (C01..., declared in its
+nbgrader_config.py as `c.CourseDeclaration.next_ops`, `declared_ops`): the release carries them to
+the student's kernel (`lab.parts(next_ops=...)`) and the grader reads them from the course's
+config, each by `use_course_ops`, before anything is drawn. A course without its own draws as
+before: the same key, the same ten.
 """
 
 from __future__ import annotations
@@ -9,11 +15,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from viewcopy.engine.evidence import Evidence
 from viewcopy.exercise import catalogue
+from viewcopy.exercise.graded_parts import DeclarationError
 
 PARENTS: dict[str, str] = {
     "x": catalogue.PARENT_EXPR,
@@ -148,22 +155,77 @@ POOL: tuple[NextOp, ...] = tuple(
     NextOp(f"N{n:02d}", family, parent, PARENTS[parent], op)
     for n, (family, parent, op) in enumerate(_ENTRIES, start=1)
 )
-_BY_ID: dict[str, NextOp] = {op.id: op for op in POOL}
+"""The shipped pool, N01 to the last."""
+OWN_KEYS = ("op", "family", "parent")
+"""What a course's own next op declares: the expression on `x`, its family, its parent (`x` if
+left out)."""
+_course: list[tuple[NextOp, ...]] = [()]
+"""The course's own ops this process draws from too (`use_course_ops`)."""
+
+
+def pool() -> tuple[NextOp, ...]:
+    """The ops this process draws from: the shipped pool, then the course's own."""
+    return POOL + _course[0]
+
+
+def use_course_ops(ops: Sequence[NextOp]) -> None:
+    """Draw from the course's own ops (`declared_ops`) besides the shipped pool, from now on in
+    this process (a kernel, a grader); none: the shipped pool alone."""
+    _course[0] = tuple(ops)
+
+
+def declared_ops(entries: Sequence[Mapping[str, object]]) -> tuple[NextOp, ...]:
+    """A course's own next ops from its declaration ({"op", "family", "parent"} each), numbered
+    C01... in its order. DeclarationError names the first that is not one: an unknown key, family
+    or parent, an expression that is not Python, or an op the twenty or the pool already hold.
+    Whether it runs is measured (`measure_pool`, `viewcopy course check`)."""
+    from viewcopy.engine.expressions import ExpressionError, compile_expression
+
+    shipped = {(op.parent, op.op) for op in POOL}
+    twenty = {("x", op.expr) for op in catalogue.OPS}
+    ops: list[NextOp] = []
+    for index, entry in enumerate(entries, start=1):
+        where = f"next op C{index:02d}"
+        if not isinstance(entry, Mapping) or not set(entry) <= set(OWN_KEYS):
+            raise DeclarationError(f"{where} must be a dict of {', '.join(OWN_KEYS)}: {entry!r}")
+        op, family, parent = (entry.get(key, "x" if key == "parent" else "") for key in OWN_KEYS)
+        where += f" ({op!r})"
+        if family not in FAMILIES:
+            raise DeclarationError(
+                f"{where}: family {family!r} is not one of {', '.join(FAMILIES)}"
+            )
+        if parent not in PARENTS:
+            raise DeclarationError(f"{where}: parent {parent!r} is not one of {', '.join(PARENTS)}")
+        try:
+            compile_expression(str(op), what="next op")
+        except ExpressionError as exc:
+            raise DeclarationError(f"{where}: {exc}") from None
+        key = (parent, op)
+        if key in shipped or key in twenty or key in {(o.parent, o.op) for o in ops}:
+            raise DeclarationError(f"{where} on {parent} is already in the twenty or the pool")
+        ops.append(NextOp(f"C{index:02d}", family, parent, PARENTS[parent], op))
+    return tuple(ops)
 
 
 def op_by_id(op_id: str) -> NextOp:
-    """The pool's op called `op_id` (N01 to the last)."""
-    if op_id not in _BY_ID:
-        raise KeyError(f"there is no next op {op_id!r}; the ids are {POOL[0].id} to {POOL[-1].id}")
-    return _BY_ID[op_id]
+    """The pool's op called `op_id` (N01 to the last, then the course's own)."""
+    ops = pool()
+    for op in ops:
+        if op.id == op_id:
+            return op
+    raise KeyError(f"there is no next op {op_id!r}; the ids are {ops[0].id} to {ops[-1].id}")
+
+
+def measure_pool(device: str = "cpu") -> dict[str, Evidence]:
+    """Every op of the pool (the course's own included) measured on `device`, by id."""
+    return _measured(device, pool())
 
 
 @functools.cache
-def measure_pool(device: str = "cpu") -> dict[str, Evidence]:
-    """Every op of the pool measured on `device`, by id."""
+def _measured(device: str, ops: tuple[NextOp, ...]) -> dict[str, Evidence]:
     from viewcopy.engine.measure import measure  # the pool and its draws need no torch
 
-    return {op.id: measure(op.op, op.parent_expr, device, parent_name=op.parent) for op in POOL}
+    return {op.id: measure(op.op, op.parent_expr, device, parent_name=op.parent) for op in ops}
 
 
 def _share(count: int, tenths: int) -> int:
@@ -200,13 +262,14 @@ def draw(key: str, count: int = 10) -> tuple[NextOp, ...]:
     Samples from a generator seeded with the key's SHA-256 until the draw meets `quotas`,
     judged by the verdicts measured on the CPU.
     """
-    if not 1 <= count <= len(POOL):
-        raise ValueError(f"a draw holds 1 to {len(POOL)} ops, not {count}")
+    ops = pool()
+    if not 1 <= count <= len(ops):
+        raise ValueError(f"a draw holds 1 to {len(ops)} ops, not {count}")
     rng = random.Random(int(hashlib.sha256(key.encode()).hexdigest(), 16))
     verdicts = {op_id: evidence.verdict for op_id, evidence in measure_pool("cpu").items()}
-    while not _meets_quotas(chosen := rng.sample(POOL, count), verdicts):
+    while not _meets_quotas(chosen := rng.sample(ops, count), verdicts):
         pass
-    return tuple(sorted(chosen, key=POOL.index))
+    return tuple(sorted(chosen, key=ops.index))
 
 
 def draw_table(ops: Iterable[NextOp]) -> list[dict[str, object]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from viewcopy.exercise.next_ops import POOL, NextOp, draw
+from viewcopy.exercise.next_ops import NextOp, draw, pool
 from viewcopy.exercise.part import Key, Part, Prediction, PredictionError
 from viewcopy.locking.file import LockError
 from viewcopy.locking.record import TWENTY, LockRecord
@@ -78,8 +78,8 @@ def another_draw(
     this draw or of none."""
     if not isinstance(value, Mapping):
         return None
-    pool = {op.id for op in POOL}
-    others = sorted(k for k in value if k in pool and k not in drawn)
+    ids = {op.id for op in pool()}
+    others = sorted(k for k in value if k in ids and k not in drawn)
     if not others:
         return None
     return (

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import pandas as pd
 import torch
@@ -26,8 +26,9 @@ from viewcopy.engine.expressions import parent_factory
 from viewcopy.engine.layout import Layout
 from viewcopy.engine.torch_range import below_floor
 from viewcopy.exercise import catalogue
+from viewcopy.exercise.graded_parts import declared_parts
 from viewcopy.exercise.measured import measure_catalogue, measured_truth
-from viewcopy.exercise.next_ops import measure_pool, op_by_id
+from viewcopy.exercise.next_ops import declared_ops, measure_pool, op_by_id, use_course_ops
 from viewcopy.exercise.next_predictions import NEXT, hand_in_draw, parsed_sheet
 from viewcopy.exercise.part import Part, Prediction, PredictionError
 from viewcopy.exercise.predictions import TWENTY
@@ -72,12 +73,19 @@ def setup(lock_service: str = "", lock_token: str = "") -> None:
         print(f"lock service: {where}" + (f" ({service.problem})" if service.problem else ""))
 
 
-def parts(points: Mapping[str, float] | None = None) -> FullTable:
+def parts(
+    points: Mapping[str, float] | None = None,
+    declared: Sequence[Mapping[str, object]] = (),
+    next_ops: Sequence[Mapping[str, object]] = (),
+) -> FullTable:
     """The graded parts as the master's graded cells define them: their cells, what each asks,
-    its minutes of the card's 75 and its points, the stretch marked (it counts), and the totals;
-    shown whole (`.frame` is the table). `points` (grade id -> points) is the course's master's,
-    written into the release's call where it differs from the shipped master's (WritePoints)."""
-    return FullTable(parts_frame(points=points), "graded parts")
+    its minutes and its points, the stretch marked (it counts), and the totals; shown whole
+    (`.frame` is the table). What the course's master and declaration change is written into the
+    release's call (WritePoints): `points` (grade id -> points), `declared` (the course's own
+    parts) and `next_ops` (the course's own next ops, drawn from in this kernel from now on)."""
+    use_course_ops(declared_ops(next_ops))
+    frame = parts_frame(points=points, declared=declared_parts(declared))
+    return FullTable(frame, "graded parts")
 
 
 def show_twenty() -> pd.DataFrame:

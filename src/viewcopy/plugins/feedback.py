@@ -45,18 +45,20 @@ class StaticWidgets(CoursePreprocessor):
 
 
 class PartsWithScores(CoursePreprocessor):
-    """The opening table of graded parts, with what this hand-in earned in each: the master's
-    points (the cells' metadata), the gradebook's scores, a cell still to be graded by hand
-    counted as pending (without a gradebook, the scores `GetGrades` put in the cells' metadata)."""
+    """The opening table of graded parts, with what this hand-in earned in each: the course's
+    parts (its declaration), the master's points (the cells' metadata), the gradebook's scores,
+    a cell still to be graded by hand counted as pending (without a gradebook, the scores
+    `GetGrades` put in the cells' metadata)."""
 
     def preprocess(self, nb, resources):
         from nbformat.v4 import new_output
 
+        from viewcopy.course.settings import course_settings
         from viewcopy.display.table import html_table
         from viewcopy.notebook.parts_table import parts_frame
 
         scores = _scores(nb, resources.get("nbgrader", {}), self.config)
-        frame = parts_frame(scores, graded_points(nb))
+        frame = parts_frame(scores, graded_points(nb), course_settings(self.config).parts)
         for cell in nb.cells:
             if cell.metadata.get("nbgrader", {}).get("grade_id") == PARTS_CELL:
                 cell.outputs = [

@@ -7,16 +7,22 @@ A check cell shows its credit (`viewcopy.checks.prediction_credit(PREDICTIONS, p
 predictions 10 points in the metadata got a release whose cell still said 5/5, a table that still
 said 36, and a grader that said "gives 10/10, not what this notebook reported (5.0)". Now each
 check call's `points=` is the metadata's, and where the master's points differ from the shipped
-master's at all, the opening cell passes them: `lab.parts(points={...})`. A master with the
-shipped points is released byte for byte as before.
+master's at all, the opening cell passes them: `lab.parts(points={...})`. The course's
+declaration (`c.CourseDeclaration` in its nbgrader_config.py: its own parts, its own next ops)
+reaches the student's kernel the same way, `lab.parts(declared=[...], next_ops=[...])`, where it
+differs from the shipped one. A master with the shipped points and a course that declares nothing
+are released byte for byte as before.
 """
 
 from __future__ import annotations
 
 import json
+import pprint
 
 from viewcopy.course.assignment import graded_points
-from viewcopy.course.check import master_problems, points_arguments
+from viewcopy.course.check import declaration_problems, master_problems, points_arguments
+from viewcopy.course.settings import CourseSettings, course_settings
+from viewcopy.exercise.graded_parts import GRADED_PARTS, shipped_points
 from viewcopy.plugins.base import CoursePreprocessor
 
 PARTS_CELL = "parts"
@@ -41,33 +47,46 @@ def with_points(source: str, points: float) -> str:
     return "".join(lines)
 
 
-def parts_call(points: dict[str, float]) -> str:
-    """The opening cell's call: `lab.parts()` for the shipped master's points, else the master's
-    points passed, one cell a line."""
-    from viewcopy.notebook.parts_table import shipped_points  # pandas: not when the config loads
+def parts_call(points: dict[str, float], settings: CourseSettings | None = None) -> str:
+    """The opening cell's call: `lab.parts()` for the shipped master's points and a course that
+    declares nothing of its own, else what differs passed (points one cell a line, the course's
+    parts and next ops as it declares them)."""
+    arguments = []
+    if points != shipped_points():
+        rows = "".join(f"    {json.dumps(name)}: {number(p)},\n" for name, p in points.items())
+        arguments.append("points={\n" + rows + "}")
+    if settings is not None and settings.parts != GRADED_PARTS:
+        arguments.append("declared=" + literal([part.declaration() for part in settings.parts]))
+    if settings is not None and settings.next_ops:
+        own = [{"op": o.op, "family": o.family, "parent": o.parent} for o in settings.next_ops]
+        arguments.append("next_ops=" + literal(own))
+    return f"lab.parts({', '.join(arguments)})"
 
-    if points == shipped_points():
-        return "lab.parts()"
-    rows = "".join(f"    {json.dumps(name)}: {number(p)},\n" for name, p in points.items())
-    return "lab.parts(points={\n" + rows + "})"
+
+def literal(value: object) -> str:
+    """`value` as Python source, one entry a line."""
+    return pprint.pformat(value, width=98, sort_dicts=False)
 
 
 class WritePoints(CoursePreprocessor):
-    """At generate_assignment: the master checked (`course.check.master_problems`: a release
-    refused, each problem named), then each check call's `points=` and the opening cell's parts
+    """At generate_assignment: the master and the course's declaration checked
+    (`course.check.master_problems`, `declaration_problems`: a release refused, each problem
+    named), then each check call's `points=` and the opening cell's parts
     call written from its metadata (before the checksums, so the release is what nbgrader keeps
     of each locked cell)."""
 
     def preprocess(self, nb, resources):
-        if problems := master_problems(nb):
-            raise ValueError("the master cannot be released: " + "; ".join(map(str, problems)))
         points = graded_points(nb)
+        settings = course_settings(self.config)
+        problems = master_problems(nb) + declaration_problems(settings, points, "the course")
+        if problems:
+            raise ValueError("the master cannot be released: " + "; ".join(map(str, problems)))
         for cell in nb.cells:
             if cell.cell_type != "code":
                 continue
             grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
             if grade_id == PARTS_CELL:
-                cell.source = parts_call(points)
+                cell.source = parts_call(points, settings)
             elif grade_id in points:
                 cell.source = with_points(cell.source, points[grade_id])
         return nb, resources

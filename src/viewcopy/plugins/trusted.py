@@ -28,6 +28,7 @@ from viewcopy.course import check_record
 from viewcopy.course.assignment import PREDICTED_PARTS
 from viewcopy.course.handin import written_sheet
 from viewcopy.course.settings import course_settings
+from viewcopy.exercise.next_ops import use_course_ops
 from viewcopy.locking.file import read_lock
 from viewcopy.locking.flow import LockStatus
 from viewcopy.locking.judge import judge
@@ -82,6 +83,7 @@ class TrustedCredit(CoursePreprocessor):
         folder = Path(resources["metadata"]["path"])
         settings = course_settings(self.config)
         policy = settings.lock
+        use_course_ops(settings.next_ops)  # the course's next-op pool, drawn from as the release
 
         def lock(part, parsed) -> LockStatus:
             record = read_lock(folder)

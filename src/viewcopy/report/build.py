@@ -34,7 +34,7 @@ from viewcopy.course.settings import read_settings
 from viewcopy.engine.devices import available_devices
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import ItemTruth, measured_truth
-from viewcopy.exercise.next_ops import measure_pool
+from viewcopy.exercise.next_ops import measure_pool, use_course_ops
 from viewcopy.exercise.next_predictions import NEXT
 from viewcopy.exercise.production import PRODUCTION
 from viewcopy.exercise.production_model import copy_lines, forward_listing
@@ -60,6 +60,7 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
     """Read the graded course and judge it against the truth measured here."""
     course = Path(course).resolve()
     settings = read_settings(course)  # a setting the course cannot use stops it first
+    use_course_ops(settings.next_ops)  # each hand-in's next ops, drawn as its release drew them
     gradebook = sqlite_file(gradebook_url(course))
     if not ((gradebook is None or gradebook.is_file()) or (course / "submitted").is_dir()):
         missing = f"{course} has no {gradebook.name} and no submitted/"
