@@ -89,6 +89,7 @@ GRADED_PARTS = (
 OTHER = "other graded cells"
 PART_KEYS = {"name": str, "cells": list, "what": str, "minutes": int, "stretch": bool}
 """What a declared part holds, and of which type (`stretch` may be left out: False)."""
+KINDS = {str: "text", list: "a list", int: "a whole number", bool: "True or False"}
 
 
 class DeclarationError(ValueError):
@@ -141,7 +142,7 @@ def _part(entry: object, where: str) -> GradedPart:
     for key, kind in PART_KEYS.items():
         value = entry.get(key, False)
         if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            raise DeclarationError(f"{where}: {key} is {value!r}, not a {kind.__name__}")
+            raise DeclarationError(f"{where}: {key} is {value!r}; it must be {KINDS[kind]}")
     cells = entry["cells"]
     if not cells or not all(isinstance(name, str) and name for name in cells):
         raise DeclarationError(f"{where}: cells must list the grade ids of its graded cells")
