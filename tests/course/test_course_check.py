@@ -85,3 +85,33 @@ def test_generate_assignment_refuses_a_master_with_a_problem(the_class, tmp_path
     nbformat.write(notebook, master)
     with pytest.raises(NbgraderFailed, match="'answer_24' has no question cell 'question_24'"):
         run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+
+
+def test_a_declaration_newer_than_the_release_or_wrong_for_the_master_is_named(the_class, tmp_path):
+    course = course_of(the_class, tmp_path / "course", [])
+    config = course / "nbgrader_config.py"
+    shipped = config.read_text()
+    config.write_text(
+        shipped + "c.CourseDeclaration.next_ops = [{'op': 'x.t()[1:]', 'family': 'strides'}]\n"
+    )
+    (problem,) = course_problems(course)
+    assert "the release is older than the course's declaration" in str(problem)
+    assert cli.main(["course", "check", "--course", str(course)]) == 1
+    run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+    assert course_problems(course) == []
+    release = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, 4)
+    assert "'op': 'x.t()[1:]'" in cell_of(release, "parts").source
+
+    config.write_text(
+        shipped + "c.CourseDeclaration.next_ops = [{'op': 'x.t().nope()', 'family': 'strides'}]\n"
+    )
+    said = [str(p) for p in course_problems(course)]
+    assert "next op C01 ('x.t().nope()' on x) does not run" in said[0], said
+    assert "fix or remove that op" in said[0]
+    with pytest.raises(NbgraderFailed, match=r"next op C01 \('x.t\(\).nope\(\)' on x\) does not"):
+        run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
+    config.write_text(shipped + "c.CourseDeclaration.next_ops = [{'op': 'x.t()', 'family': 'x'}]\n")
+    (problem,) = course_problems(course)
+    assert "c.CourseDeclaration.next_ops in nbgrader_config.py: next op C01 ('x.t()'): family" in (
+        str(problem)
+    )
