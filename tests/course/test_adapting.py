@@ -1,9 +1,12 @@
-"""docs/adapting.md's adaptation done end to end, as an instructor does it before a term: leave
-out the stretch (classify and its two test cells) and give the predictions 10 points, check the
-course, release again, hand in, grade. The master's total, 36 as shipped, is 33 after the edit
-(10 + 2 + 4 + 15 + 2), and every place that shows a total or a score agrees: the release's
-opening table, the gradebook, the feedback page and its table, the LMS import file
-(`viewcopy lms csv`) and the class report (`viewcopy report`).
+"""docs/adapting.md's worked example done end to end, as an instructor does it before a term:
+leave out the stretch (classify and its two test cells), give the predictions 10 points, declare
+the course's own parts and twelve next ops of its own (`c.CourseDeclaration`), check the course,
+release again, hand in, grade. The kernel draws from the course's pool as the grader does (a
+perfect hand-in earns the next ops' full credit), the feedback's table shows the declared parts.
+The master's total, 36 as shipped, is 33 after the edit (10 + 2 + 4 + 15 + 2), and every place
+that shows a total or a score agrees: the release's opening table, the gradebook, the feedback
+page and its table, the LMS import file (`viewcopy lms csv`) and the class report (`viewcopy
+report`), which shows no classify runs for a course without the stretch.
 
 The course holds no hand-in of the old release: nbgrader refuses to grade a hand-in whose graded
 cells the gradebook no longer has, so a course adapts before the term starts.
@@ -28,10 +31,16 @@ from viewcopy.course.assignment import (
     grade_id,
     read_grades,
     run_nbgrader,
+    submission_folder,
 )
+from viewcopy.course.check import release_declaration
 from viewcopy.course.class_scores import class_scores, format_score
 from viewcopy.demo.synthetic import hand_in, synthetic_class
+from viewcopy.exercise.graded_parts import declared_parts
+from viewcopy.exercise.next_ops import declared_ops
+from viewcopy.exercise.next_predictions import hand_in_draw
 from viewcopy.grading.grade import GRADED, grade
+from viewcopy.locking.file import read_lock
 from viewcopy.notebook.parts_table import parts_frame
 from viewcopy.plugins.points import graded_points
 
@@ -52,8 +61,43 @@ CANVAS_EXPORT = f"""Student,ID,SIS User ID,SIS Login ID,Section,{COLUMN}
 """Canvas's gradebook export as it stood before the adaptation (the lab worth 36)."""
 
 
-def adapt(master: Path) -> None:
-    """Leave out the stretch and give the predictions 10 points, as nbformat writes it."""
+PARTS = [
+    {"name": "predict", "cells": ["score_predictions", "check_rules_after"],
+     "what": "the twenty and the rules that would have saved them", "minutes": 25},
+    {"name": "transfer", "cells": ["score_next"], "what": "ten unseen ops", "minutes": 15},
+    {"name": "explain", "cells": [f"{kind}_{n}" for n in range(21, 26)
+                                  for kind in ("answer", "specific")],
+     "what": "the five", "minutes": 20},
+    {"name": "production", "cells": ["score_production"], "what": "the model", "minutes": 15},
+]  # fmt: skip
+OWN_OPS = [
+    ("strides", "x.t().unflatten(0, (3, 2))"),
+    ("strides", "x.permute(1, 0).t()"),
+    ("strides", "x.unsqueeze(1).squeeze(1)"),
+    ("index", "x[::2, 1::2]"),
+    ("index", "x.narrow(0, 1, 2).t()"),
+    ("flatten", "x.view(2, 12).flatten()"),
+    ("flatten", "x.t().reshape(-1)"),
+    ("dtype", "x.mT.view(torch.float64)"),
+    ("dtype", "x.to(torch.float16).float()"),
+    ("gather", "x[[0, 2], :]"),
+    ("join", "torch.cat([x, x])"),
+    ("broadcast", "x[0].expand(4, 6)"),
+]
+"""The course's own next ops (family, op on x): twelve, so that most draws hold one."""
+
+
+def own_ops() -> list[dict[str, str]]:
+    return [{"op": op, "family": family} for family, op in OWN_OPS]
+
+
+def adapt(course: Path) -> None:
+    """Leave out the stretch and give the predictions 10 points, as nbformat writes it; declare
+    the course's parts and its own next ops in its config."""
+    with (course / "nbgrader_config.py").open("a") as config:
+        config.write(f"c.CourseDeclaration.parts = {PARTS!r}\n")
+        config.write(f"c.CourseDeclaration.next_ops = {own_ops()!r}\n")
+    master = course / "source" / ASSIGNMENT / NOTEBOOK
     notebook = nbformat.read(master, 4)
     notebook.cells = [c for c in notebook.cells if grade_id(c) not in LEFT_OUT]
     for cell in notebook.cells:
@@ -114,14 +158,14 @@ def report_numbers(course: Path, out: Path, capsys) -> dict[tuple[str, str, str]
     }
 
 
-def test_the_stretch_left_out_and_predictions_worth_10_is_one_total_everywhere(tmp_path, capsys):
+def test_the_worked_example_is_one_total_everywhere(tmp_path, capsys):
     course = tmp_path / "course"
     build_course(ROOT, course, {})  # the shipped master released: no hand-in yet
-    master = course / "source" / ASSIGNMENT / NOTEBOOK
-    adapt(master)
+    adapt(course)
     status, said = course_check(course, capsys)
     assert status == 1, said
     assert "the release is older than its master" in said
+    assert "the release is older than the course's declaration" in said
     assert f"{ASSIGNMENT} is worth 36 points there and {TOTAL} in the master" in said
 
     run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
@@ -132,6 +176,7 @@ def test_the_stretch_left_out_and_predictions_worth_10_is_one_total_everywhere(t
     assert not set(LEFT_OUT) & {grade_id(c) for c in release.cells}
     assert points["score_predictions"] == 10
     assert sum(points.values()) == TOTAL == parts_frame(points=points).loc["total", "points"]
+    assert release_declaration(release) == (declared_parts(PARTS), declared_ops(own_ops()))
 
     students = {s.student_id: s for s in synthetic_class(ROOT)}
     for student in STUDENTS:
@@ -139,6 +184,8 @@ def test_the_stretch_left_out_and_predictions_worth_10_is_one_total_everywhere(t
     enrol(course, {s: students[s].profile for s in STUDENTS})
     outcomes = grade(course, ASSIGNMENT, progress=False, sandbox=None)
     assert {o.student_id: o.status for o in outcomes} == dict.fromkeys(STUDENTS, GRADED), outcomes
+    drawn = {s: hand_in_draw(read_lock(submission_folder(course, s))) for s in STUDENTS}
+    assert read_grades(course)["perfect"]["score_next"] == (4, 4), drawn["perfect"]
 
     maximum, scores = class_scores(course, ASSIGNMENT)
     given = {s: scores[s].score for s in STUDENTS}
@@ -159,7 +206,7 @@ def test_the_stretch_left_out_and_predictions_worth_10_is_one_total_everywhere(t
         assert float(parts["total"]["points"]) == TOTAL
         earned = parts["total"]["your score"].removesuffix(" + by hand")  # answers 21-25
         assert round(float(earned), 2) == given[student], parts["total"]
-        assert not [p for p in parts if "classify" in p or "stretch" in p], list(parts)
+        assert list(parts) == [*(p["name"] for p in PARTS), "total"]
 
     rows, said = canvas_import(course, tmp_path, capsys)
     assert "Canvas had 36.00 points possible" in said
@@ -174,3 +221,4 @@ def test_the_stretch_left_out_and_predictions_worth_10_is_one_total_everywhere(t
         assert float(numbers["student", student, "max_total"]) == TOTAL
     maxima = {key: float(v) for (section, key, _), v in numbers.items() if section == "grade_max"}
     assert sum(maxima.values()) == TOTAL and not set(LEFT_OUT) & maxima.keys()
+    assert not [key for key in numbers if key[0] == "classify_runs"]  # no stretch, no runs

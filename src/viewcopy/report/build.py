@@ -82,6 +82,7 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
     )
     students = tuple(replace(line, given=given.get(line.student)) for line in lines)
     judged = [h for h in handins if h.before_looking is not None]
+    graded = {cell for line in students for cell in line.grades}
     return ClassReport(
         assignment=assignment,
         course=course,
@@ -91,7 +92,9 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
         judged=len(judged),
         misconceptions=tuple(_item_misses(item, judged, table) for item in catalogue.ITEMS),
         classify_runs={
-            cell: sum(s.classify.get(cell) is not None for s in students) for cell in CLASSIFY_CELLS
+            cell: sum(s.classify.get(cell) is not None for s in students)
+            for cell in CLASSIFY_CELLS
+            if cell in graded or not graded  # a master without the stretch has no runs
         },
         traps=_traps(students),
         specificity=tuple(_specificity_share(q.item, students) for q in catalogue.QUESTIONS),

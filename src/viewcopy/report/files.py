@@ -104,7 +104,9 @@ def trap_misses(report: ClassReport, *, top: int = 15) -> Figure:
     traps = list(report.traps[:top])
     figure, axes = _figure(1.2 + 0.35 * max(len(traps), 3))
     if not traps:
-        _nothing(axes, "no classify case was missed")
+        _nothing(
+            axes, "no classify case was missed" if report.classify_runs else "no classify tests"
+        )
         return figure
     traps.reverse()
     short = dict(zip(CLASSIFY_CELLS, ("the twenty", "hidden"), strict=True))
