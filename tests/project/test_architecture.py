@@ -21,6 +21,7 @@ from viewcopy.plugins.student_measurements import KeepStudentMeasurements
 
 PACKAGE = ROOT / "src" / "viewcopy"
 LAYERS = (
+    "files",
     "engine",
     "sandbox",
     "locking",

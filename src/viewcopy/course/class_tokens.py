@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import csv
 import io
-import os
-import tempfile
 from pathlib import Path
 
 from viewcopy.course.assignment import (
@@ -15,6 +13,7 @@ from viewcopy.course.assignment import (
     gradebook_url,
     sqlite_file,
 )
+from viewcopy.files.atomic import write_atomically
 from viewcopy.locking.receipts import student_token
 from viewcopy.locking.store import init_data, load_key
 
@@ -67,12 +66,4 @@ def tokens_csv(rows: list[tuple[str, str]]) -> str:
 
 def write_tokens(rows: list[tuple[str, str]], out: Path) -> None:
     """Write the CSV to `out`, mode 0600 (the tokens are secrets), replacing it atomically."""
-    out = Path(out)
-    handle, temporary = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.")
-    try:
-        with os.fdopen(handle, "w", newline="") as file:
-            file.write(tokens_csv(rows))
-        os.replace(temporary, out)
-    except BaseException:
-        os.unlink(temporary)
-        raise
+    write_atomically(out, tokens_csv(rows), mode=0o600)

@@ -14,12 +14,12 @@ from __future__ import annotations
 import csv
 import json
 import math
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK_ID, course_gradebook
+from viewcopy.files.atomic import write_atomically
 from viewcopy.five.questions import Question, answer_cell
 
 COLUMNS = ("question", "group", "score", "comment")
@@ -141,10 +141,7 @@ def _read_ledger(path: Path) -> dict[str, dict[str, list]]:
 
 
 def _write_ledger(path: Path, ledger: Mapping) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(ledger, indent=1, sort_keys=True), encoding="utf-8")
-    os.replace(partial, path)
+    write_atomically(path, json.dumps(ledger, indent=1, sort_keys=True))
 
 
 def apply_grades(

@@ -43,6 +43,7 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 from viewcopy.course.assignment import NOTEBOOK, course_config
+from viewcopy.files.atomic import write_atomically
 from viewcopy.grading.record import GradeError
 from viewcopy.sandbox.bubblewrap import bwrap_problem, readable_paths
 from viewcopy.sandbox.limits import Limits
@@ -191,10 +192,7 @@ def _read(path: Path) -> MasterRun | None:
 
 def _write(path: Path, run: MasterRun) -> None:
     """Whole or not at all: two runs measuring at once each replace the file in one rename."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(f".{path.name}.{os.getpid()}")
-    part.write_text(json.dumps(asdict(run), indent=1))
-    os.replace(part, path)
+    write_atomically(path, json.dumps(asdict(run), indent=1))
 
 
 def measure(course: Path, assignment: str, key: str, sandbox: Limits | None) -> MasterRun:

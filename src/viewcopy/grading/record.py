@@ -4,12 +4,14 @@ the record CSV, and the summary the command prints."""
 from __future__ import annotations
 
 import csv
+import io
 import shutil
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from viewcopy.engine.version import package_version
+from viewcopy.files.atomic import publish_folder, write_atomically
 
 GRADED, FAILED, SKIPPED, INTERRUPTED = "graded", "failed", "skipped", "interrupted"
 NOT_GRADED = (FAILED, INTERRUPTED)
@@ -75,7 +77,7 @@ def publish(course: Path, assignment: str, student_id: str) -> None:
     folder = autograded_folder(course, assignment, student_id)
     folder.parent.mkdir(parents=True, exist_ok=True)
     shutil.rmtree(folder, ignore_errors=True)
-    staged_folder(course, assignment, student_id).rename(folder)
+    publish_folder(staged_folder(course, assignment, student_id), folder)
 
 
 def write_record(path: Path, outcomes: Iterable[HandInOutcome]) -> None:
@@ -97,14 +99,13 @@ def write_record(path: Path, outcomes: Iterable[HandInOutcome]) -> None:
         before = last.get(o.student_id)
         return before.viewcopy if before and before.status in (GRADED, SKIPPED) else ""
 
-    partial = path.with_name(f".{path.name}.partial")
-    with partial.open("w", newline="", encoding="utf-8") as sink:
-        writer = csv.writer(sink)
-        writer.writerow(COLUMNS)
-        for o in sorted(outcomes, key=lambda o: o.student_id):
-            row = [o.student_id, o.status, f"{o.seconds:.2f}", o.reason, o.devices, o.worker]
-            writer.writerow([*row, graded_by(o)])
-    partial.replace(path)
+    text = io.StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(COLUMNS)
+    for o in sorted(outcomes, key=lambda o: o.student_id):
+        row = [o.student_id, o.status, f"{o.seconds:.2f}", o.reason, o.devices, o.worker]
+        writer.writerow([*row, graded_by(o)])
+    write_atomically(path, text.getvalue())
 
 
 def read_record(path: Path) -> dict[str, HandInOutcome]:

@@ -48,6 +48,7 @@ from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT
 from viewcopy.course.class_scores import GradebookScore, NoScores, class_scores, format_score
+from viewcopy.files.atomic import write_atomically
 from viewcopy.five.questions import question_number
 from viewcopy.grading.record import not_graded
 from viewcopy.lms.tool import LAB_TITLE
@@ -121,12 +122,9 @@ class Table:
 
     def write(self, out: Path) -> None:
         """Write the table the way the export was written, in one rename."""
-        partial = out.with_name(f".{out.name}.partial")
-        with partial.open("w", newline="", encoding="utf-8-sig" if self.bom else "utf-8") as sink:
-            csv.writer(sink, delimiter=self.delimiter, lineterminator=self.newline).writerows(
-                self.rows
-            )
-        partial.replace(out)
+        text = io.StringIO(newline="")
+        csv.writer(text, delimiter=self.delimiter, lineterminator=self.newline).writerows(self.rows)
+        write_atomically(out, ("\ufeff" if self.bom else "") + text.getvalue())
 
 
 def _delimiter(text: str) -> str:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from viewcopy.files.atomic import write_atomically
 from viewcopy.lms.registration import REGISTRATION_FILE, Registration
 from viewcopy.lms.vocabulary import (
     AGS_CLAIM,
@@ -209,10 +209,4 @@ def _locked(folder: Path) -> Iterator[None]:
 
 
 def _write_atomically(path: Path, data: dict) -> None:
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    with open(partial, "w", encoding="utf-8") as sink:
-        json.dump(data, sink, indent=2, sort_keys=True)
-        sink.write("\n")
-        sink.flush()
-        os.fsync(sink.fileno())
-    partial.replace(path)
+    write_atomically(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
+
+from viewcopy.files.atomic import write_atomically
 
 REGISTRATION_FILE = "registration.json"
 DEFAULT_USERNAME_CLAIM = "sub"
@@ -98,10 +99,7 @@ class Registration:
 
     def write(self, path: Path) -> None:
         """Write it to `path` whole (a reader never sees half a file)."""
-        path = Path(path)
-        partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-        partial.write_text(json.dumps(self.as_dict(), indent=1) + "\n", encoding="utf-8")
-        partial.replace(path)
+        write_atomically(path, json.dumps(self.as_dict(), indent=1) + "\n")
 
     def with_deployments(self, *deployment_ids: str) -> Registration:
         """This registration, also accepting `deployment_ids` (kept in the order added)."""

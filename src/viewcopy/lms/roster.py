@@ -10,7 +10,6 @@ from what it already knew, and the push maps gradebook ids to LMS users with it.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from viewcopy.course.assignment import course_gradebook
+from viewcopy.files.atomic import write_atomically
 from viewcopy.lms.connection import DEFAULT_RETRIES, Retries
 from viewcopy.lms.errors import LmsError
 from viewcopy.lms.link import CourseLink
@@ -53,12 +53,9 @@ class RosterSnapshot:
 
     def write(self, folder: Path) -> None:
         path = Path(folder) / ROSTER_FILE
-        partial = path.with_name(f".{path.name}.partial")
-        with partial.open("w", encoding="utf-8") as sink:
-            json.dump({"read_at": self.read_at, "members": dict(self.members)}, sink, indent=1)
-            sink.flush()
-            os.fsync(sink.fileno())
-        partial.replace(path)
+        write_atomically(
+            path, json.dumps({"read_at": self.read_at, "members": dict(self.members)}, indent=1)
+        )
 
     def user_of(self, student_id: str) -> str | None:
         member = self.members.get(student_id)

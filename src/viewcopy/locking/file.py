@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from viewcopy.engine.student_error import StudentError
+from viewcopy.files.atomic import write_atomically
 from viewcopy.locking.record import LOCK_FILE, LockRecord, record_from_json
 
 Folder = str | os.PathLike | None
@@ -78,6 +79,4 @@ def lock_file_text(data: dict) -> str:
 def save(record: LockRecord, directory: Folder = None) -> None:
     """Write the lock file, atomically."""
     path = lock_path(directory)
-    temporary = path.with_suffix(".tmp")
-    temporary.write_text(lock_file_text(record.json()), "utf-8")
-    temporary.replace(path)
+    write_atomically(path, lock_file_text(record.json()))
