@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from viewcopy.demo.synthetic import Student, kernel_environment
+from viewcopy.demo.synthetic import Student, hand_in_environment
 from viewcopy.sandbox.limits import THREADS
 
 
@@ -11,14 +11,14 @@ def test_a_kernel_gets_its_share_of_threads_and_the_student_s_own_variables(monk
         monkeypatch.delenv(key, raising=False)
     monkeypatch.setenv("VIEWCOPY_LOCK_SERVICE", "http://instructor")
     student = Student("s", "served", environment={"VIEWCOPY_LOCK_SERVICE": "http://course"})
-    shared = kernel_environment(student, threads=1)
+    shared = hand_in_environment(student, threads=1)
     assert {key: shared[key] for key in THREADS} == dict.fromkeys(THREADS, "1")
     assert shared["VIEWCOPY_LOCK_SERVICE"] == "http://course"  # the student's own wins
-    assert not set(THREADS) & set(kernel_environment(student, threads=None))
+    assert not set(THREADS) & set(hand_in_environment(student, threads=None))
 
 
 def test_an_instructor_s_thread_count_is_kept(monkeypatch):
     for key in THREADS:
         monkeypatch.setenv(key, "3")
-    kept = kernel_environment(Student("s", "alone"), threads=1)
+    kept = hand_in_environment(Student("s", "alone"), threads=1)
     assert {key: kept[key] for key in THREADS} == dict.fromkeys(THREADS, "3")

@@ -17,7 +17,7 @@ from viewcopy.exercise.part import Prediction
 from viewcopy.exercise.production_model import forward_listing
 from viewcopy.five.board import GroupRow
 from viewcopy.five.groups import AnswerGroup
-from viewcopy.five.questions import Question
+from viewcopy.five.questions import CourseQuestion
 from viewcopy.instructor.master import measured_next_predictions, measured_predictions
 from viewcopy.locking.flow import LockStatus
 from viewcopy.notebook import checks
@@ -120,5 +120,5 @@ def test_an_expression_typed_in_the_explorer_is_text_in_its_status_and_diagram()
 
 def test_an_answer_group_is_text_on_the_grading_board(tmp_path: Path):
     group = AnswerGroup(21, "g1", (f"student{EVIL}",), f"storage {EVIL}")
-    question = Question(21, "What is a view?", "Rubric.", 2.0, (group,), {})
+    question = CourseQuestion(21, "What is a view?", "Rubric.", 2.0, (group,), {})
     assert_shown_as_text(GroupRow(tmp_path, "view_or_copy", question, group).answer.value)

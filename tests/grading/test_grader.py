@@ -19,7 +19,7 @@ from support.regrading import HONEST, KILLS_KERNEL, grades, regraded_copy
 
 from viewcopy.course.assignment import ASSIGNMENT, read_grades
 from viewcopy.grading.grade import FAILED, GRADED, SKIPPED, grade, up_to_date
-from viewcopy.grading.worker import failure_reason, gradebook_url
+from viewcopy.grading.worker import failure_reason, waiting_url
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 
@@ -133,6 +133,6 @@ def test_failure_reasons_name_the_first_exception_plainly(log, says):
 
 
 def test_sqlite_gradebooks_wait_for_the_lock_other_databases_are_left_alone():
-    assert gradebook_url("sqlite:////c/gradebook.db") == "sqlite:////c/gradebook.db?timeout=300"
-    assert gradebook_url("sqlite:////c/g.db?mode=ro") == "sqlite:////c/g.db?mode=ro"
-    assert gradebook_url("postgresql://host/db") == "postgresql://host/db"
+    assert waiting_url("sqlite:////c/gradebook.db") == "sqlite:////c/gradebook.db?timeout=300"
+    assert waiting_url("sqlite:////c/g.db?mode=ro") == "sqlite:////c/g.db?mode=ro"
+    assert waiting_url("postgresql://host/db") == "postgresql://host/db"

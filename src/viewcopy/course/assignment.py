@@ -34,12 +34,8 @@ LAB_IMPORTS = ("torch", "viewcopy.notebook", "viewcopy.explorer")
 
 PREDICTED_PARTS = (TWENTY, NEXT, PRODUCTION)
 """The parts a student predicts, locks and then sees measured, in the notebook's order."""
-PREDICTIONS_CELL = TWENTY.cell
-"""The answer cell that assigns PREDICTIONS."""
 NEXT_PREDICTIONS_CELL = NEXT.cell
 """The answer cell that assigns NEXT_PREDICTIONS."""
-PRODUCTION_CELL = PRODUCTION.cell
-"""The answer cell that assigns PRODUCTION."""
 RULES_AFTER_CELL = "rules_after"
 """The answer cell that assigns RULES_AFTER."""
 CLASSIFY_CELLS = ("test_classify_visible", "test_classify_hidden")

@@ -186,25 +186,43 @@ def production_by_rules(rules: str = "rules") -> dict[int, str]:
     return sheet
 
 
-def synthetic_class(repo: Path) -> list[Student]:
-    """Ten profiles, each a distinct path through the grading policy (`repo`: the course
-    repository, whose master holds the model classify)."""
-    right = measured_predictions()
-    table = measured_truth()
+@dataclass(frozen=True)
+class Sheets:
+    """What a profile's cells hold: the twenty's measured answers with chosen items wrong, rules
+    after, the five in a voice, a classify (`repo`'s master holds the model one), production."""
 
-    def filled(wrong=(), rules=(), classifier="storage", voice=SPECIFIC, production="rules"):
+    repo: Path
+    right: Mapping[int, tuple[str, str]]
+    table: object
+
+    def predictions(self, wrong: tuple[int, ...] = ()) -> str:
+        return predictions_source(wrong_on(wrong, self.right, self.table))
+
+    def filled(self, wrong=(), rules=(), classifier="storage", voice=SPECIFIC, production="rules"):
         return {
-            "predictions": predictions_source(wrong_on(wrong, right, table)),
+            "predictions": self.predictions(wrong),
             "rules_after": rules_after(rules),
             **answers(voice),
-            "classify": classify_source(classifier, repo),
+            "classify": classify_source(classifier, self.repo),
             "production_predictions": sheet_source(PRODUCTION, production_by_rules(production)),
         }
 
-    typical_wrong, fifteen_wrong = (8, 14, 16), (3, 8, 12, 16, 20)
+
+TYPICAL_WRONG, FIFTEEN_WRONG = (8, 14, 16), (3, 8, 12, 16, 20)
+
+
+def synthetic_class(repo: Path) -> list[Student]:
+    """Eleven profiles, each a distinct path through the grading policy (`repo`: the course
+    repository, whose master holds the model classify)."""
+    sheets = Sheets(repo, measured_predictions(), measured_truth())
+    return [*_learners(sheets), *_slips(sheets)]
+
+
+def _learners(sheets: Sheets) -> list[Student]:
+    """The profiles who work the lab through: right, memorised, by rules, by keywords, typical."""
     families = dict.fromkeys(op.family for op in catalogue.OPS)
     keyword_wrong = tuple(next(o.item for o in catalogue.OPS if o.family == f) for f in families)
-    changed = predictions_source(wrong_on((5,), right, table))
+    filled = sheets.filled
     return [
         Student(
             "perfect",
@@ -226,8 +244,8 @@ def synthetic_class(repo: Path) -> list[Student]:
         Student(
             "rule_learner",
             "17/20, and applies the rules of storage and strides to the next ops",
-            filled(typical_wrong, typical_wrong, voice=Voice(RIGHT, 2)),
-            wrong_items=typical_wrong,
+            filled(TYPICAL_WRONG, TYPICAL_WRONG, voice=Voice(RIGHT, 2)),
+            wrong_items=TYPICAL_WRONG,
             classifier="storage",
             next_ops="rules",
         ),
@@ -247,29 +265,37 @@ def synthetic_class(repo: Path) -> list[Student]:
             "17/20, rules for 2 of 3 misses, misconceptions and one 'it depends' in the five, "
             "pointer classify",
             filled(
-                typical_wrong,
-                typical_wrong[:2],
+                TYPICAL_WRONG,
+                TYPICAL_WRONG[:2],
                 "storage_pointer",
                 Voice(MISCONCEPTION, 0, ((24, IT_DEPENDS, 0),)),
                 "visible",
             ),
-            wrong_items=typical_wrong,
+            wrong_items=TYPICAL_WRONG,
             classifier="storage_pointer",
         ),
+    ]
+
+
+def _slips(sheets: Sheets) -> list[Student]:
+    """The profiles who slip: fewer right, an edit after the lock, never run, a wrong or crashing
+    classify, nothing at all."""
+    filled = sheets.filled
+    return [
         Student(
             "fifteen",
             "15/20 with rules for every miss, misconceptions and a one-word answer, _base classify",
             filled(
-                fifteen_wrong, fifteen_wrong, "base", Voice(MISCONCEPTION, 1, ((21, ONE_WORD, 0),))
+                FIFTEEN_WRONG, FIFTEEN_WRONG, "base", Voice(MISCONCEPTION, 1, ((21, ONE_WORD, 0),))
             ),
-            wrong_items=fifteen_wrong,
+            wrong_items=FIFTEEN_WRONG,
             classifier="base",
         ),
         Student(
             "edited_after_lock",
             "all right and revealed, then item 5 edited",
             filled(),
-            edits_after_run={"predictions": changed},
+            edits_after_run={"predictions": sheets.predictions((5,))},
             wrong_items=(5,),
             classifier="storage",
         ),
@@ -360,7 +386,7 @@ def write_submission(
             allow_errors=True,
             resources={"metadata": {"path": str(folder)}},
         )
-        environment = kernel_environment(student, threads)
+        environment = hand_in_environment(student, threads)
         run_cells(client, student, folder, stderr=subprocess.DEVNULL, env=environment)  # log out
     fill(notebook, student.edits_after_run)
     if student.tamper is not None:
@@ -370,7 +396,7 @@ def write_submission(
     return path
 
 
-def kernel_environment(student: Student, threads: int | None) -> dict[str, str]:
+def hand_in_environment(student: Student, threads: int | None) -> dict[str, str]:
     """The student's kernel environment: this process's, the student's own, and `threads` for
     torch unless one of those sets it."""
     environment = {**os.environ, **student.environment}

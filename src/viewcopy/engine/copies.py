@@ -23,7 +23,6 @@ from viewcopy.engine.devices import DeviceUnavailable, available_devices
 from viewcopy.engine.profiler_events import UNAVAILABLE
 from viewcopy.engine.quiet import not_the_profilers
 
-MARK = "viewcopy.line:"
 COPY_COLUMNS: tuple[str, ...] = ("line", "code", "kind", "kernels", "count", "bytes", "time_us")
 
 

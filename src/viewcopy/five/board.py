@@ -13,7 +13,7 @@ import ipywidgets as widgets
 from viewcopy.course.assignment import ASSIGNMENT
 from viewcopy.five.grades import GradesFileError, apply_grades, check_rows
 from viewcopy.five.groups import AnswerGroup
-from viewcopy.five.questions import Question, five
+from viewcopy.five.questions import CourseQuestion, five
 
 WRAPPED = "white-space: pre-wrap; overflow-wrap: anywhere; max-width: 60em"
 
@@ -21,7 +21,7 @@ WRAPPED = "white-space: pre-wrap; overflow-wrap: anywhere; max-width: 60em"
 class GroupRow:
     """One group's row: what it says, who said it, and the grade to give them all."""
 
-    def __init__(self, course: Path, assignment: str, question: Question, group: AnswerGroup):
+    def __init__(self, course: Path, assignment: str, question: CourseQuestion, group: AnswerGroup):
         self.course, self.assignment, self.question, self.group = (
             course,
             assignment,
@@ -66,7 +66,7 @@ class GroupRow:
 class FiveBoard:
     """One question's board: its rubric, then a row per answer group, largest first."""
 
-    def __init__(self, course: Path, question: Question, assignment: str):
+    def __init__(self, course: Path, question: CourseQuestion, assignment: str):
         self.rows = [GroupRow(course, assignment, question, g) for g in question.groups]
         header = widgets.HTML(
             f"<h3>{question.item}. {html.escape(question.text)}</h3>"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK_ID, course_gradebook
 from viewcopy.files.atomic import write_atomically
-from viewcopy.five.questions import Question, answer_cell
+from viewcopy.five.questions import CourseQuestion, answer_cell
 
 COLUMNS = ("question", "group", "score", "comment")
 LEDGER = "five_applied.json"
@@ -73,7 +73,7 @@ def read_rows(path: Path) -> list[dict[str, str]]:
 
 
 def check_rows(
-    rows: Sequence[Mapping[str, str]], questions: Sequence[Question]
+    rows: Sequence[Mapping[str, str]], questions: Sequence[CourseQuestion]
 ) -> list[GroupGrade]:
     """The rows as grades, each against the groups `questions` hold now; GradesFileError naming
     every bad row (unknown question or group, a score outside 0..max, a group given twice)."""

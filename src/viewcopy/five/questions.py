@@ -52,7 +52,7 @@ class FiveError(RuntimeError):
 
 
 @dataclass(frozen=True)
-class Question:
+class CourseQuestion:
     """One of the five as the grader grades it: its text, rubric, points and answer groups."""
 
     item: int
@@ -144,7 +144,7 @@ def five(
     assignment: str = ASSIGNMENT,
     questions: Iterable[int] | None = None,
     threshold: float = DEFAULT_THRESHOLD,
-) -> list[Question]:
+) -> list[CourseQuestion]:
     """The answer groups of each question in `questions` (default: every one the master asks),
     for every autograded hand-in."""
     course = Path(course).resolve()
@@ -172,12 +172,14 @@ def five(
         groups = tuple(group_answers(item, answers, threshold))
         question = asked[item]
         out.append(
-            Question(item, question.text, question.rubric, question.max_score, groups, specific)
+            CourseQuestion(
+                item, question.text, question.rubric, question.max_score, groups, specific
+            )
         )
     return out
 
 
-def groups_line(questions: Sequence[Question]) -> str:
+def groups_line(questions: Sequence[CourseQuestion]) -> str:
     """How many groups each question's answers make, against how many answers there are."""
     return "; ".join(
         f"{q.item}: {len(q.groups)} groups for {sum(g.size for g in q.groups)} answers"
@@ -185,7 +187,7 @@ def groups_line(questions: Sequence[Question]) -> str:
     )
 
 
-def as_records(questions: Sequence[Question]) -> list[dict]:
+def as_records(questions: Sequence[CourseQuestion]) -> list[dict]:
     """The JSON form: one object per group."""
     return [
         {
@@ -211,7 +213,7 @@ def _block(text: str, indent: str) -> str:
     )
 
 
-def as_table(questions: Sequence[Question]) -> str:
+def as_table(questions: Sequence[CourseQuestion]) -> str:
     """The text form: per question, its rubric, then each group (largest first) with its
     representative answer."""
     out = []
@@ -237,5 +239,5 @@ def as_table(questions: Sequence[Question]) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
-def as_json(questions: Sequence[Question]) -> str:
+def as_json(questions: Sequence[CourseQuestion]) -> str:
     return json.dumps(as_records(questions), indent=2, ensure_ascii=False) + "\n"

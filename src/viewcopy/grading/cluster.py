@@ -23,7 +23,7 @@ from collections.abc import Callable
 
 from viewcopy.course.assignment import course_config, gradebook_url, submission_folder
 from viewcopy.course.autograde_rows import record_autograde
-from viewcopy.course.gradebook_rows import AssignmentNotInGradebook, export_rows
+from viewcopy.course.gradebook_rows import AssignmentNotInGradebook, AssignmentRows, export_rows
 from viewcopy.course.settings import CourseSettings, course_settings
 from viewcopy.grading.limits import grading_limits
 from viewcopy.grading.pool import ABANDONED, STOPPED, Done, GradingRun, PoolLost
@@ -39,7 +39,7 @@ from viewcopy.grading.record import (
 )
 from viewcopy.grading.remote import grade_hand_in, inspect_worker
 from viewcopy.grading.task import CourseParcel, GradedParcel, HandInParcel, pack, unpack
-from viewcopy.grading.worker import gradebook_url as waiting_url
+from viewcopy.grading.worker import waiting_url
 from viewcopy.sandbox.limits import Limits
 from viewcopy.sandbox.warm_kernels import how_kernels_start
 
@@ -57,40 +57,49 @@ class ClusterPool:
         self.course, self.assignment, self.address = run.course, run.assignment, run.cluster
         self.logs, self.devices = run.logs, run.devices
         self.config = course_config(self.course)
-        settings = course_settings(self.config)
-        _refuse_lock_service(settings)
-        self.url = waiting_url(gradebook_url(self.course))
-        try:
-            rows = export_rows(self.url, settings.course_id, self.assignment)
-        except AssignmentNotInGradebook as exc:
-            raise GradeError(str(exc)) from None
-        self.rows = rows
+        self.url, self.rows = self._gradebook_rows()
         self.pending: dict = {}
         """Each task in flight (a Dask future) -> its student."""
+        self.stop = f"viewcopy-stop-{uuid.uuid4().hex}"
+        self.resources = {GPU: 1} if "cuda" in self.devices else None
         logging.getLogger("distributed").setLevel(logging.CRITICAL)
         self.client = _connect(self.address)
         try:
-            self.slots, isolation, gpus = self._check_workers(run.sandbox)
-            self.limits = grading_limits(
-                self.course,
-                self.assignment,
-                hand_in_s=run.limit_s,
-                cell_s=run.cell_s,
-                sandbox=run.sandbox,
-                cuda=gpus > 0,
-            )
-            started = how_kernels_start(run.sandbox, ["cpu"], self.config)
-            if gpus and run.sandbox is not None:
-                started += f", except on the {gpus} with CUDA: a fresh one for each hand-in there"
-            say(f"cluster {self.address}: {isolation}; {self.limits.describe()}; {started}")
-            cell_s = self.limits.cell.seconds
-            parcel = CourseParcel.of(self.course, self.assignment, rows, run.sandbox, cell_s)
-            self.parcel = self.client.scatter(parcel, broadcast=True, hash=False)
+            self._send_course(run, say)
         except BaseException:
             self.close()
             raise
-        self.stop = f"viewcopy-stop-{uuid.uuid4().hex}"
-        self.resources = {GPU: 1} if "cuda" in self.devices else None
+
+    def _gradebook_rows(self) -> tuple[str, AssignmentRows]:
+        """The gradebook's URL (waiting for its lock) and the assignment's rows every worker's
+        private gradebook starts from; GradeError for a course the cluster cannot grade."""
+        settings = course_settings(self.config)
+        _refuse_lock_service(settings)
+        url = waiting_url(gradebook_url(self.course))
+        try:
+            return url, export_rows(url, settings.course_id, self.assignment)
+        except AssignmentNotInGradebook as exc:
+            raise GradeError(str(exc)) from None
+
+    def _send_course(self, run: GradingRun, say: Callable[[str], None]) -> None:
+        """Check the workers, derive the limits, say how the cluster grades, and send every
+        worker the course once (`self.parcel`)."""
+        self.slots, isolation, gpus = self._check_workers(run.sandbox)
+        self.limits = grading_limits(
+            self.course,
+            self.assignment,
+            hand_in_s=run.limit_s,
+            cell_s=run.cell_s,
+            sandbox=run.sandbox,
+            cuda=gpus > 0,
+        )
+        started = how_kernels_start(run.sandbox, ["cpu"], self.config)
+        if gpus and run.sandbox is not None:
+            started += f", except on the {gpus} with CUDA: a fresh one for each hand-in there"
+        say(f"cluster {self.address}: {isolation}; {self.limits.describe()}; {started}")
+        cell_s = self.limits.cell.seconds
+        parcel = CourseParcel.of(self.course, self.assignment, self.rows, run.sandbox, cell_s)
+        self.parcel = self.client.scatter(parcel, broadcast=True, hash=False)
 
     def _check_workers(self, sandbox: Limits | None) -> tuple[int, str, int]:
         """Every worker can grade as asked (versions, sandbox); a GPU worker when cuda is asked

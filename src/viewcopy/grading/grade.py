@@ -263,20 +263,52 @@ def grade(
     """
     course = course.resolve()
     _check_course(course, say)
+    todo, outcomes = _to_grade(course, assignment, pattern, force)
+    logs = course / "grade_logs" / assignment
+    logs.mkdir(parents=True, exist_ok=True)
+    run = GradingRun(
+        course, assignment, logs, limit_s, sandbox, jobs, cluster, tuple(devices), cell_s
+    )
+    try:
+        if todo:
+            _grade_all(run, todo, outcomes, progress, say)
+    finally:
+        write_record(record_path(course, assignment), outcomes)
+        Cgroups.sweep()
+        warm_kernels.sweep()
+    return sorted(outcomes, key=lambda o: o.student_id)
+
+
+def _to_grade(
+    course: Path, assignment: str, pattern: str, force: bool
+) -> tuple[list[str], list[HandInOutcome]]:
+    """The students to grade, and an outcome for each one skipped as already graded; GradeError
+    for no hand-in, or a course `viewcopy course check` finds a problem in."""
     students = submitted_students(course, assignment, pattern)
     if not students:
         raise GradeError(f"no submissions of {assignment} match {pattern!r} in {course}/submitted")
     if problems := course_problems(course, assignment):
         raise GradeError(str(CourseNotReady(course, problems)))
     todo = [s for s in students if force or not up_to_date(course, assignment, s)]
-    outcomes = [
+    skipped = [
         HandInOutcome(s, SKIPPED, reason="already graded (--force regrades)")
         for s in students
         if s not in todo
     ]
-    logs = course / "grade_logs" / assignment
-    logs.mkdir(parents=True, exist_ok=True)
-    bar = None
+    return todo, skipped
+
+
+def _grade_all(
+    run: GradingRun,
+    todo: list[str],
+    outcomes: list[HandInOutcome],
+    progress: bool,
+    say: Callable[[str], None],
+) -> None:
+    """Grade `todo` on the run's pool, each outcome appended to `outcomes` as it comes, with a
+    progress bar counting the failures."""
+    pool = open_pool(run, len(todo), say)
+    bar = _progress_bar(len(todo), pool.slots, progress)
 
     def done(outcome: HandInOutcome) -> None:
         outcomes.append(outcome)
@@ -284,24 +316,11 @@ def grade(
         bar.set_postfix_str(f"{failed} failed" if failed else "", refresh=False)
         bar.update(1)
 
-    run = GradingRun(
-        course, assignment, logs, limit_s, sandbox, jobs, cluster, tuple(devices), cell_s
-    )
     try:
-        if todo:
-            pool = open_pool(run, len(todo), say)
-            bar = _progress_bar(len(todo), pool.slots, progress)
-            try:
-                drain(pool, todo, done)
-            finally:
-                pool.close()
+        drain(pool, todo, done)
     finally:
-        if bar is not None:
-            bar.close()
-        write_record(record_path(course, assignment), outcomes)
-        Cgroups.sweep()
-        warm_kernels.sweep()
-    return sorted(outcomes, key=lambda o: o.student_id)
+        pool.close()
+        bar.close()
 
 
 def _check_course(course: Path, say: Callable[[str], None]) -> None:

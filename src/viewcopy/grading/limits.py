@@ -177,7 +177,7 @@ def master_run(course: Path, assignment: str, sandbox: Limits | None) -> MasterR
         if (kept := _read(place)) is not None and kept.key == key:
             break
     else:
-        kept = measure(course, assignment, key, sandbox if sandboxed else None)
+        kept = measure_master(course, assignment, key, sandbox if sandboxed else None)
     for place in places:
         if _read(place) != kept:
             _write(place, kept)
@@ -195,7 +195,7 @@ def _write(path: Path, run: MasterRun) -> None:
     write_atomically(path, json.dumps(asdict(run), indent=1))
 
 
-def measure(course: Path, assignment: str, key: str, sandbox: Limits | None) -> MasterRun:
+def measure_master(course: Path, assignment: str, key: str, sandbox: Limits | None) -> MasterRun:
     """Run the master's folder in a fresh kernel (in the sandbox, under `sandbox`), as autograde
     runs a hand-in; GradeError when it cannot run."""
     import nbformat

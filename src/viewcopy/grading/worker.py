@@ -53,7 +53,7 @@ class Graded:
     """How many of its kernels started warm (forked) and fresh."""
 
 
-def gradebook_url(url: str, busy_timeout: int = 300) -> str:
+def waiting_url(url: str, busy_timeout: int = 300) -> str:
     """Workers share one SQLite gradebook: wait for its lock instead of failing after 5 s."""
     if url.startswith("sqlite:///") and "?" not in url:
         return f"{url}?timeout={busy_timeout}"
@@ -133,7 +133,7 @@ def load_api(
     app.initialize([])
     config = app.config
     coursedir = CourseDirectory(config=config)
-    config.CourseDirectory.db_url = gradebook_url(db_url or coursedir.db_url)
+    config.CourseDirectory.db_url = waiting_url(db_url or coursedir.db_url)
     if autograded is not None:
         config.CourseDirectory.autograded_directory = autograded
     if cell_s is not None:

@@ -13,7 +13,6 @@ LTI = "https://purl.imsglobal.org/spec/lti/claim/"
 CONTEXT_CLAIM = LTI + "context"
 ROLES_CLAIM = LTI + "roles"
 DEPLOYMENT_CLAIM = LTI + "deployment_id"
-RESOURCE_LINK_CLAIM = LTI + "resource_link"
 AGS_CLAIM = "https://purl.imsglobal.org/spec/lti-ags/claim/endpoint"
 NRPS_CLAIM = "https://purl.imsglobal.org/spec/lti-nrps/claim/namesroleservice"
 
