@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib
 
+from viewcopy.engine.version import lazy_names
+
 HOMES = {
     "OPS": "viewcopy.exercise.catalogue",
     "PARENT_EXPR": "viewcopy.exercise.catalogue",
@@ -28,19 +30,18 @@ HOMES = {
 __all__ = ["checks", *HOMES]
 
 
+_lazy, _names = lazy_names(__name__, HOMES, globals())
+
+
 def __getattr__(name: str):
     if name == "__version__":  # read from the package's metadata when asked (engine.version)
         from viewcopy.engine.version import package_version
 
         return package_version()
-    if name == "checks":
+    if name == "checks":  # a module of its own
         return importlib.import_module("viewcopy.checks")
-    if name not in HOMES:
-        raise AttributeError(f"module 'viewcopy' has no attribute {name!r}")
-    value = getattr(importlib.import_module(HOMES[name]), name)
-    globals()[name] = value
-    return value
+    return _lazy(name)
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__, "__version__"})
+    return sorted({*_names(), "checks", "__version__"})

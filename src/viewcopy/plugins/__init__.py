@@ -10,7 +10,7 @@ The modules' own paths (`viewcopy.plugins.trusted.TrustedCredit`) keep working.
 
 from __future__ import annotations
 
-import importlib
+from viewcopy.engine.version import lazy_names
 
 HOMES = {
     "CapOutputs": "output_cap",
@@ -32,15 +32,6 @@ HOMES = {
 """Each plug-in and the module of this package it lives in."""
 
 __all__ = sorted(HOMES)
-
-
-def __getattr__(name: str):
-    if name not in HOMES:
-        raise AttributeError(f"module 'viewcopy.plugins' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{HOMES[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(
+    __name__, {name: f"{__name__}.{module}" for name, module in HOMES.items()}, globals()
+)

@@ -9,7 +9,6 @@ Predictions are judged against the truth measured on this machine, never against
 
 from __future__ import annotations
 
-import importlib
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import replace
@@ -32,6 +31,7 @@ from viewcopy.course.class_scores import NoScores, class_scores
 from viewcopy.course.handin import NO_SUBMISSION, HandIn, read_handin
 from viewcopy.course.settings import read_settings
 from viewcopy.engine.devices import available_devices
+from viewcopy.engine.version import deprecated_path
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import ItemTruth, measured_truth
 from viewcopy.exercise.next_ops import measure_pool, use_course_ops
@@ -293,10 +293,8 @@ def _specificity_share(item: int, students: tuple[StudentLine, ...]) -> Specific
 
 MOVED = {"rows": "rows", "table": "rows", "terminal_summary": "summary"}
 """What notebooks/class_report.ipynb of releases before the report's split imports from here, and
-the module of the report it lives in now: an instructor's copy of that notebook keeps working."""
-
-
-def __getattr__(name: str):
-    if name in MOVED:
-        return getattr(importlib.import_module(f"viewcopy.report.{MOVED[name]}"), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+the module of the report it lives in now: an instructor's copy of that notebook keeps working, with
+a DeprecationWarning, until 1.0.0 (CHANGELOG.md)."""
+__getattr__, _ = deprecated_path(
+    __name__, list(MOVED), {name: f"viewcopy.report.{module}" for name, module in MOVED.items()}
+)
