@@ -289,3 +289,99 @@ def test_the_project_cites_no_document_outside_itself():
         if path.is_file() and not skip & set(path.relative_to(ROOT).parts):
             text = path.read_text(errors="ignore") if path.stat().st_size < 5_000_000 else ""
             assert not [c for c in outside if c in text], path
+
+
+def layer_modules(layer_name: str) -> list[Path]:
+    return sorted((PACKAGE / layer_name).rglob("*.py"))
+
+
+def test_the_engine_reads_no_item_of_the_lab():
+    """ARCHITECTURE.md: the engine knows nothing of the lab's content and reads no item; an
+    Evidence carries the label its caller gives."""
+    readers = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno}"
+        for path in layer_modules("engine")
+        for node in ast.walk(ast.parse(path.read_text()))
+        if isinstance(node, ast.Attribute) and node.attr == "item"
+        and isinstance(node.ctx, ast.Load) and path.name != "evidence.py"
+    ]  # fmt: skip
+    assert readers == []
+    said = (PACKAGE / "engine" / "__init__.py").read_text()
+    assert "no predictions, rules or grades" in said and "reads\nno item" in said
+
+
+def loaded_by_name(path: Path) -> list[tuple[int, str]]:
+    """(line, what) of each module `path` loads by a string name: import_module or __import__."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call):
+            name = ast.unparse(node.func)
+            if name.endswith("import_module") or name == "__import__":
+                found.append((node.lineno, ast.unparse(node.args[0]) if node.args else ""))
+    return found
+
+
+BY_NAME = {
+    "engine/version.py": "the stable paths' names and deprecated names, each from the map its "
+    "module gives (an import would load them all at `import viewcopy`)",
+    "sandbox/kernel_template.py": "what another process (the template) imports before it forks",
+    "__init__.py": "`viewcopy.checks`, a stable path module of its own, imported when first used",
+}
+"""Where a module is loaded by a string name, and why an import cannot serve there."""
+
+
+def test_nothing_loads_a_module_by_name_where_an_import_serves():
+    loads = {
+        str(path.relative_to(PACKAGE)): lines
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (lines := loaded_by_name(path))
+    }
+    assert set(loads) == set(BY_NAME), loads
+    from viewcopy.course.assignment import LAB_IMPORTS
+
+    assert not set(LAB_IMPORTS) & set(STABLE), "the template pre-imports the layers' modules"
+
+
+def test_the_packages_own_settings_are_read_in_one_place():
+    """ARCHITECTURE.md: c.LockService, c.PredictionScoring, c.LmsPush and c.CourseDeclaration are
+    read from a course's config by course.settings only."""
+    from viewcopy.course.settings import SETTINGS
+
+    sections = {section.__name__ for section in SETTINGS}
+    readers = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        if path == PACKAGE / "course" / "settings.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if section_read(node) in sections:
+                readers.append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    assert readers == [], "read the course's settings through course.settings"
+
+
+def section_read(node: ast.AST) -> str | None:
+    """The section a node reads from a config (`config.X`, `config["X"]`, `config.get("X")`,
+    on anything whose name says config), if it reads one."""
+    if isinstance(node, ast.Attribute) and "config" in ast.unparse(node.value).lower():
+        return node.attr
+    if isinstance(node, ast.Subscript) and "config" in ast.unparse(node.value).lower():
+        key = node.slice
+        return key.value if isinstance(key, ast.Constant) else None
+    if (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "get"
+        and "config" in ast.unparse(node.func.value).lower()
+        and node.args
+        and isinstance(node.args[0], ast.Constant)
+    ):
+        return node.args[0].value
+    return None
+
+
+def test_the_settings_reader_check_sees_a_read_of_a_section():
+    for source in (
+        "self.config.LockService",
+        'config["LmsPush"]',
+        'course_config(c).get("LockService")',
+    ):
+        assert section_read(ast.parse(source, mode="eval").body) in {"LockService", "LmsPush"}

@@ -29,7 +29,7 @@ DEFAULT_COURSE = "default_course"
 """nbgrader's course id for a config that sets none (its Gradebook's default)."""
 NOTEBOOK = "view_or_copy.ipynb"
 NOTEBOOK_ID = NOTEBOOK.removesuffix(".ipynb")
-LAB_IMPORTS = ("torch", "viewcopy.notebook", "viewcopy.explorer")
+LAB_IMPORTS = ("torch", "viewcopy.notebook", "viewcopy.display.explorer")
 """What the notebook's setup cell imports: done once in each grading worker's kernel template."""
 
 PREDICTED_PARTS = (TWENTY, NEXT, PRODUCTION)

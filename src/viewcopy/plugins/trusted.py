@@ -18,6 +18,7 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from nbformat.notebooknode import NotebookNode, from_dict
@@ -201,7 +202,9 @@ def recompute(master: MasterCell, record: dict, handed_in: HandedIn) -> tuple[fl
 def master_cases(source: str, call: ast.Call) -> list:
     """The cases the master's cell tests: its own expression for them, evaluated here."""
     argument = call.args[1] if len(call.args) > 1 else None
-    namespace: dict = {"viewcopy": __import__("viewcopy")}
+    from viewcopy.notebook import checks
+
+    namespace = {"viewcopy": SimpleNamespace(checks=checks)}  # what `viewcopy.checks` exports
     if isinstance(argument, ast.Name):
         for statement in ast.parse(source).body:
             if isinstance(statement, ast.Assign) and any(
