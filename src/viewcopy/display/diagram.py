@@ -1,9 +1,4 @@
-"""Stride and storage diagrams as standalone SVG, whole: the verdict, each tensor's logical grid,
-PyTorch's message, the storage strips, and `Diagram` for notebooks and files.
-
-Drawing reads layouts (shape, stride, offset), never tensor data, and its cost is bounded by the
-cells drawn: a tensor expanded to billions of elements draws as fast as the lab's 24-element `x`.
-"""
+"""The whole stride/storage diagram as standalone SVG, and `Diagram` for notebooks and files."""
 
 from __future__ import annotations
 
@@ -11,7 +6,16 @@ import textwrap
 from collections import Counter
 from pathlib import Path
 
-from viewcopy.display.diagram_style import BADGES, CHAR, COLOURS, LINE, PAD
+from viewcopy.display.diagram_style import (
+    BADGE_WORD,
+    BADGES,
+    BASELINE,
+    CHAR,
+    COLOURS,
+    LINE,
+    MARGIN,
+    OTHER_BADGE,
+)
 from viewcopy.display.diagram_words import (
     alternative,
     labels_say,
@@ -23,8 +27,20 @@ from viewcopy.display.diagram_words import (
 )
 from viewcopy.display.storage_strip import Tenant, reach, strip
 from viewcopy.display.svg_canvas import Canvas, xml_attrs
-from viewcopy.display.tensor_grid import CELL_H, choose_cells, grid
+from viewcopy.display.tensor_grid import CELL_BASELINE, CELL_H, Plan, choose_cells, grid
 from viewcopy.engine.evidence import Evidence
+from viewcopy.engine.layout import Layout
+
+BADGE_INSET = 8
+"""From the verdict badge's left edge to its word, and from its word to its right edge."""
+BADGE_RADIUS = 4
+"""Radius of the badge's corners."""
+TITLE_GAP = 10
+"""Between the badge and the title beside it."""
+HEADING_GAP_CHARS = 2
+"""Characters between a tensor's name and what its cells' numbers index."""
+MESSAGE_CHARS = 96
+"""Characters per line of PyTorch's message."""
 
 
 def render_svg(evidence: Evidence, **budget: int) -> str:
@@ -40,21 +56,16 @@ def _drawn(
     max_panels: int = 4,
     max_strip: int = 48,
 ) -> tuple[str, str]:
-    """The SVG document and its text alternative."""
+    """The SVG document and its text alternative: the verdict, each tensor's grid, PyTorch's
+    message, the storage strips.
+
+    Drawing reads layouts (shape, stride, offset), never tensor data, and its cost is bounded by
+    the cells drawn: a tensor expanded to billions of elements draws as fast as the lab's
+    24-element `x`.
+    """
     c = Canvas()
-    colour, word, meaning = BADGES.get(evidence.verdict, ("#444", evidence.verdict.upper(), ""))
-    said = title(evidence)
-    c.open(**{"data-part": "verdict", "data-verdict": evidence.verdict})
-    c.rect(PAD, PAD, len(word) * CHAR + 16, CELL_H, colour, stroke="none", rx=4)
-    c.text(PAD + 8, PAD + 15, word, fill="#ffffff", **{"font-weight": "bold"})
-    c.close()
-    c.text(
-        PAD + len(word) * CHAR + 26,
-        PAD + 15,
-        f"{said} · parent {evidence.parent} · {evidence.device} · {evidence.verdict}: {meaning}",
-        **{"data-part": "title"},
-    )
-    y = PAD + CELL_H + LINE
+    _verdict(c, evidence)
+    y = MARGIN + CELL_H + LINE
     tenants: dict[str, Tenant] = {}
     tensors = (
         ("parent", evidence.parent, evidence.parent_layout),
@@ -67,20 +78,56 @@ def _drawn(
         drawn = Counter(layout.storage_index(i) for i in plan.indices())
         counts, exact = reach(layout, drawn)
         tenants[role] = Tenant(role, counts, drawn, exact)
-        c.open(**{"data-part": role})
-        c.text(PAD, y + 12, f"{role} {name}", fill=COLOURS[role], **{"font-weight": "bold"})
-        c.text(PAD + (len(role) + len(name) + 3) * CHAR, y + 12, labels_say(evidence, role))
-        y = c.lines(PAD, y + 12 + LINE, layout_lines(layout))
-        y = grid(c, role, layout, plan, PAD, y) + LINE
-        c.close()
+        y = _tensor(c, evidence, role, name, layout, plan, y)
     if evidence.verdict == "error":
-        c.text(PAD, y + 12, "PyTorch's message:", fill=BADGES["error"][0])
-        wrapped = textwrap.wrap(evidence.message or "(no message)", 96, break_on_hyphens=False)
-        y = c.lines(PAD, y + 12 + LINE, wrapped, **{"data-part": "message"}) + LINE
+        y = _message(c, evidence, y)
     y = _strips(c, evidence, tenants, max_strip, y)
-    label = f"{evidence.verdict}: {said} on parent {evidence.parent} ({evidence.device})"
+    label = f"{evidence.verdict}: {title(evidence)} on parent {evidence.parent} ({evidence.device})"
     words = alternative(evidence, tenants.get("result"))
-    return c.svg(y + PAD, label, words), words
+    return c.svg(y + MARGIN, label, words), words
+
+
+def _verdict(c: Canvas, evidence: Evidence) -> None:
+    """The verdict's badge in the top-left corner, and the title beside it."""
+    badge = (OTHER_BADGE, evidence.verdict.upper(), "")
+    colour, word, meaning = BADGES.get(evidence.verdict, badge)
+    c.open(**{"data-part": "verdict", "data-verdict": evidence.verdict})
+    width = len(word) * CHAR + 2 * BADGE_INSET
+    c.rect(MARGIN, MARGIN, width, CELL_H, colour, stroke="none", rx=BADGE_RADIUS)
+    word_at = MARGIN + BADGE_INSET
+    c.text(word_at, MARGIN + CELL_BASELINE, word, fill=BADGE_WORD, **{"font-weight": "bold"})
+    c.close()
+    c.text(
+        MARGIN + len(word) * CHAR + (2 * BADGE_INSET + TITLE_GAP),
+        MARGIN + CELL_BASELINE,
+        f"{title(evidence)} · parent {evidence.parent} · {evidence.device} · "
+        f"{evidence.verdict}: {meaning}",
+        **{"data-part": "title"},
+    )
+
+
+def _tensor(
+    c: Canvas, evidence: Evidence, role: str, name: str, layout: Layout, plan: Plan, y: float
+) -> float:
+    """One tensor from `y` down: its name, what its cells' numbers index, its layout in lines and
+    its grid; returns the y below it."""
+    c.open(**{"data-part": role})
+    heading = f"{role} {name}"
+    c.text(MARGIN, y + BASELINE, heading, fill=COLOURS[role], **{"font-weight": "bold"})
+    says_at = MARGIN + (len(heading) + HEADING_GAP_CHARS) * CHAR
+    c.text(says_at, y + BASELINE, labels_say(evidence, role))
+    y = c.lines(MARGIN, y + BASELINE + LINE, layout_lines(layout))
+    y = grid(c, role, layout, plan, MARGIN, y) + LINE
+    c.close()
+    return y
+
+
+def _message(c: Canvas, evidence: Evidence, y: float) -> float:
+    """PyTorch's message for an op it refused, wrapped; returns the y below it."""
+    c.text(MARGIN, y + BASELINE, "PyTorch's message:", fill=BADGES["error"][0])
+    message = evidence.message or "(no message)"
+    wrapped = textwrap.wrap(message, MESSAGE_CHARS, break_on_hyphens=False)
+    return c.lines(MARGIN, y + BASELINE + LINE, wrapped, **{"data-part": "message"}) + LINE
 
 
 def _strips(

@@ -1,6 +1,4 @@
-"""What a diagram says in words: sizes in bytes, each tensor's layout lines, what its cells'
-numbers index, and its text alternative (the `<desc>`): the verdict, both layouts, the storage the
-result reads and the evidence."""
+"""A diagram in words: sizes, layout lines, what cells index, and its text alternative."""
 
 from __future__ import annotations
 

@@ -1,20 +1,39 @@
-"""A storage strip: which storage elements each tensor reaches and how many of its cells read
-each, drawn as a row of slots with a bar per tensor and the counts under them."""
+"""A storage strip: which elements each tensor reaches and how often, drawn as a row of slots."""
 
 from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, replace
 
-from viewcopy.display.diagram_style import CHAR, COLOURS, GAP_W, LINE, MUTED, PAD, SLOT
-from viewcopy.display.svg_canvas import Canvas
+from viewcopy.display.diagram_style import (
+    BASELINE,
+    COLOURS,
+    ELIDED_W,
+    LINE,
+    MARGIN,
+    MUTED,
+    SLOT_FILL,
+)
+from viewcopy.display.svg_canvas import MIN_BOX_CHARS, Canvas, box_width
 from viewcopy.engine.layout import Layout, reached, shown_positions
 
 REACH_LIMIT = 4096
 """Layouts with at most this many non-broadcast cells get exact highlights over all storage."""
 
 SLOT_H = 26
+"""Height of a storage slot."""
+SLOT_BASELINE = 17
+"""From a slot's top to the baseline of its label (and of an elided run's `…`)."""
+LEGEND_GAP = 4
+"""Between the strip's legend and its slots."""
+BAR_H = 5
+"""Height of the bar that marks a slot a tensor reaches."""
+BAR_INSET = 1
+"""Between a bar and its slot's edges."""
+COUNT_RISE = 3
+"""From the bottom of a `×k` count's line under the strip up to its baseline."""
 BARS = {"parent": "top", "result": "bottom"}
+"""Which edge of a slot each role's bar runs along."""
 
 
 @dataclass(frozen=True)
@@ -71,50 +90,74 @@ def strip(
     """Draw one storage strip with each tenant's reach and multiplicities; returns y below."""
     slots = _strip_slots(numel, {k for t in tenants for k in t.drawn}, budget)
     shown = [k for k in slots if k is not None]
-    notes = [caption]
-    if len(shown) < numel:
-        notes.append(f"{len(shown)} of {numel} elements shown")
-    if not all(t.exact for t in tenants):
-        notes.append("highlights from drawn cells")
     many = [t for t in tenants if any(t.counts.get(k, 0) > 1 for k in shown)]
-    legend = [f"{BARS[t.role]} bar: reached by the {t.role}" for t in tenants]
-    legend += [f"×k on row {n}: k cells of the {t.role} read it" for n, t in enumerate(many, 1)]
     c.open(**{"data-part": part})
-    c.text(PAD, y + 12, " · ".join(notes), **{"data-part": "caption"})
-    c.text(PAD, y + 12 + LINE, " · ".join(legend), fill=MUTED)
-    y += 2 * LINE + 4
+    y = _heading(c, caption, numel, len(shown), tenants, many, y)
     widest = max(
         [
-            2,
+            MIN_BOX_CHARS,
             *(len(str(k)) for k in shown),
-            *(len(str(t.counts.get(k, 0))) + 1 for t in many for k in shown),
+            *(len("×" + str(t.counts.get(k, 0))) for t in many for k in shown),
         ]
     )
-    width, x = widest * CHAR + 10, PAD
+    width, x = box_width(widest), MARGIN
     for k in slots:
         if k is None:
-            c.text(x + GAP_W / 2, y + 17, "…", middle=True, **{"class": "ellipsis"})
-            x += GAP_W
+            c.ellipsis(x + ELIDED_W / 2, y + SLOT_BASELINE)
+            x += ELIDED_W
             continue
-        counts = {f"data-{t.role}": t.counts.get(k, 0) for t in tenants}
-        c.open(**{"class": "slot", "data-storage": k, **counts})
-        c.rect(x, y, width, SLOT_H, SLOT)
-        c.text(x + width / 2, y + 17, str(k), middle=True)
-        for t in tenants:
-            if t.counts.get(k, 0):
-                bar_y = y + 1 if BARS[t.role] == "top" else y + SLOT_H - 6
-                c.rect(x + 1, bar_y, width - 2, 5, COLOURS[t.role], stroke="none")
-        for n, t in enumerate(many, 1):
-            if t.counts.get(k, 0) > 1:
-                c.text(
-                    x + width / 2,
-                    y + SLOT_H + n * LINE - 3,
-                    f"×{t.counts[k]}",
-                    middle=True,
-                    fill=COLOURS[t.role],
-                    **{"class": "multiplicity"},
-                )
-        c.close()
+        _slot(c, k, x, y, width, tenants, many)
         x += width
     c.close()
     return y + SLOT_H + len(many) * LINE + LINE
+
+
+def _heading(
+    c: Canvas,
+    caption: str,
+    numel: int,
+    shown: int,
+    tenants: list[Tenant],
+    many: list[Tenant],
+    y: float,
+) -> float:
+    """The strip's caption (with what it leaves out) and its legend; returns the slots' top."""
+    notes = [caption]
+    if shown < numel:
+        notes.append(f"{shown} of {numel} elements shown")
+    if not all(t.exact for t in tenants):
+        notes.append("highlights from drawn cells")
+    legend = [f"{BARS[t.role]} bar: reached by the {t.role}" for t in tenants]
+    legend += [f"×k on row {n}: k cells of the {t.role} read it" for n, t in enumerate(many, 1)]
+    c.text(MARGIN, y + BASELINE, " · ".join(notes), **{"data-part": "caption"})
+    c.text(MARGIN, y + BASELINE + LINE, " · ".join(legend), fill=MUTED)
+    return y + (2 * LINE + LEGEND_GAP)
+
+
+def _slot(
+    c: Canvas, k: int, x: float, y: float, width: float, tenants: list[Tenant], many: list[Tenant]
+) -> None:
+    """Storage element `k`'s slot: its index, a bar per tenant reaching it, and under it how many
+    cells of each tenant in `many` read it."""
+    counts = {f"data-{t.role}": t.counts.get(k, 0) for t in tenants}
+    c.open(**{"class": "slot", "data-storage": k, **counts})
+    c.rect(x, y, width, SLOT_H, SLOT_FILL)
+    c.text(x + width / 2, y + SLOT_BASELINE, str(k), middle=True)
+    for t in tenants:
+        if t.counts.get(k, 0):
+            top = BARS[t.role] == "top"
+            bar_y = y + BAR_INSET if top else y + SLOT_H - (BAR_H + BAR_INSET)
+            c.rect(
+                x + BAR_INSET, bar_y, width - 2 * BAR_INSET, BAR_H, COLOURS[t.role], stroke="none"
+            )
+    for n, t in enumerate(many, 1):
+        if t.counts.get(k, 0) > 1:
+            c.text(
+                x + width / 2,
+                y + SLOT_H + n * LINE - COUNT_RISE,
+                f"×{t.counts[k]}",
+                middle=True,
+                fill=COLOURS[t.role],
+                **{"class": "multiplicity"},
+            )
+    c.close()

@@ -1,5 +1,4 @@
-"""SVG primitives: text and attributes made safe for XML, and a canvas that collects elements in
-drawing order and the width they cover."""
+"""SVG primitives: text made safe for XML, and a canvas recording elements and their width."""
 
 from __future__ import annotations
 
@@ -8,8 +7,21 @@ import re
 import secrets
 from xml.sax.saxutils import escape, quoteattr
 
-from viewcopy.display.diagram_style import CHAR, FONT, INK, LINE, PAD
+from viewcopy.display.diagram_style import (
+    BACKGROUND,
+    CHAR,
+    FONT,
+    FONT_FAMILY,
+    INK,
+    LINE,
+    MARGIN,
+    OUTLINE,
+)
 
+MIN_BOX_CHARS = 2
+"""A grid cell or storage slot is at least this many characters wide, however short its labels."""
+BOX_ROOM = 10
+"""Width a grid cell or storage slot adds to its widest label, half on each side."""
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
@@ -23,6 +35,11 @@ def xml_attrs(attrs: dict[str, object]) -> str:
     return "".join(
         f" {key}={quoteattr(_CONTROL.sub('?', str(value)))}" for key, value in attrs.items()
     )
+
+
+def box_width(chars: int) -> float:
+    """The width of a grid cell or storage slot whose widest label is `chars` characters."""
+    return chars * CHAR + BOX_ROOM
 
 
 class Canvas:
@@ -39,7 +56,7 @@ class Canvas:
         self.parts.append("</g>")
 
     def rect(self, x: float, y: float, w: float, h: float, fill: str, **attrs: object) -> None:
-        attrs = {"stroke": "#666", **attrs}
+        attrs = {"stroke": OUTLINE, **attrs}
         self.parts.append(
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{w:.1f}" height="{h:.1f}" fill="{fill}"'
             f"{xml_attrs(attrs)}/>"
@@ -52,6 +69,10 @@ class Canvas:
             f'<text x="{x:.1f}" y="{y:.1f}"{anchor}{xml_attrs(attrs)}>{clean(text)}</text>'
         )
         self.width = max(self.width, x + len(text) * CHAR * (0.5 if middle else 1))
+
+    def ellipsis(self, x: float, y: float) -> None:
+        """`…` centred on `x`, standing for what is elided there."""
+        self.text(x, y, "…", middle=True, **{"class": "ellipsis"})
 
     def lines(self, x: float, y: float, lines: list[str], **attrs: object) -> float:
         """One text element of several lines; returns the y below it."""
@@ -66,18 +87,17 @@ class Canvas:
     def svg(self, height: float, label: str, desc: str) -> str:
         """The document: an image named by its `<title>` and `<desc>` (ids unique on any page),
         over its own white background, so its colours hold in any theme."""
-        width = math.ceil(self.width + PAD)
+        width = math.ceil(self.width + MARGIN)
         height = math.ceil(height)
         key = f"viewcopy-{secrets.token_hex(6)}"
         return (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}"'
             f' viewBox="0 0 {width} {height}" role="img"'
             f' aria-labelledby="{key}-title {key}-desc" fill="{INK}"'
-            ' font-family="ui-monospace, SFMono-Regular, Menlo, Consolas, monospace"'
-            f' font-size="{FONT}">'
+            f' font-family="{FONT_FAMILY}" font-size="{FONT}">'
             f'<title id="{key}-title">{clean(label)}</title>'
             f'<desc id="{key}-desc">{clean(desc)}</desc>'
-            f'<rect x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>'
+            f'<rect x="0" y="0" width="{width}" height="{height}" fill="{BACKGROUND}"/>'
             + "".join(self.parts)
             + "</svg>"
         )

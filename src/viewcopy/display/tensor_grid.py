@@ -1,16 +1,30 @@
-"""A tensor's logical grid: which cells to draw within the budget (panels, rows and columns, the
-rest elided), each drawn cell labelled with the storage element it reads."""
+"""A tensor's logical grid: the cells that fit the budget, each labelled with its storage index."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from viewcopy.display.diagram_style import CHAR, FILLS, GAP_W, LINE, MUTED, PAD
-from viewcopy.display.svg_canvas import Canvas
+from viewcopy.display.diagram_style import BASELINE, CHAR, ELIDED_W, FILLS, LINE, MUTED
+from viewcopy.display.svg_canvas import MIN_BOX_CHARS, Canvas, box_width
 from viewcopy.engine.layout import Index, Layout, shown_positions
 
 CELL_H = 22
+"""Height of a grid cell (and of the verdict's badge, drawn as one cell)."""
+CELL_BASELINE = 15
+"""From a cell's top to the baseline of its label (and of an elided cell's `…`)."""
+COLUMN_LABEL_RISE = 5
+"""From the grid's top edge up to its column labels' baseline."""
+ROW_LABELS_ROOM = 8
+"""Width the row labels' column adds to its widest label."""
+ROW_LABEL_GAP = 6
+"""From a row label's right end to the grid."""
+PANEL_GAP = 14
+"""Between two panels, and after an elided one."""
+BELOW_GRID = 6
+"""Space under a grid (or under its `(no elements)`)."""
+Axis = list[tuple[int | None, float, float]]
+"""(index, start, width) of each drawn row or column; None for an elided run."""
 
 
 @dataclass(frozen=True)
@@ -57,70 +71,92 @@ def unravel(flat: int, shape: tuple[int, ...]) -> Index:
     return tuple(reversed(index))
 
 
-def _axis(cells: tuple[int | None, ...], size: float) -> list[tuple[int | None, float, float]]:
+def _axis(cells: tuple[int | None, ...], size: float) -> Axis:
     """(index, start, width) of each drawn row or column, gaps narrower."""
     out, at = [], 0.0
     for i in cells:
-        width = size if i is not None else GAP_W
+        width = size if i is not None else ELIDED_W
         out.append((i, at, width))
         at += width
     return out
 
 
+@dataclass(frozen=True)
+class _Frame:
+    """Where every panel of one grid puts its labels and cells, from the panel's left edge."""
+
+    rows: Axis
+    cols: Axis
+    head: float  # width of the row labels' column: 0 for a grid without rows
+    label_y: float  # the baseline of a panel's label (`[i, :, :]`)
+    top: float  # the cells' top edge
+
+
 def grid(c: Canvas, role: str, layout: Layout, plan: Plan, x0: float, y0: float) -> float:
     """Draw one tensor's logical grid, panel by panel; returns the y below it."""
     labels = [str(layout.storage_index(i)) for i in plan.indices()]
-    widest = max([2, *map(len, labels), *(len(str(j)) for j in plan.cols if j is not None)])
-    cols = _axis(plan.cols, widest * CHAR + 10)
+    widest = max(
+        [MIN_BOX_CHARS, *map(len, labels), *(len(str(j)) for j in plan.cols if j is not None)]
+    )
+    cols = _axis(plan.cols, box_width(widest))
     rows = _axis(plan.rows, CELL_H)
     if not labels:
-        c.text(x0, y0 + 12, "(no elements)", fill=MUTED)
-        return y0 + LINE + 6
-    rows_w = max(len(str(r)) for r in plan.rows if r is not None) * CHAR + 8
+        c.text(x0, y0 + BASELINE, "(no elements)", fill=MUTED)
+        return y0 + LINE + BELOW_GRID
+    rows_w = max(len(str(r)) for r in plan.rows if r is not None) * CHAR + ROW_LABELS_ROOM
     head = rows_w if plan.ndim >= 2 else 0
     top = y0 + (LINE if plan.ndim > 2 else 0) + (LINE if plan.ndim >= 1 else 0)
+    frame = _Frame(rows, cols, head, y0 + BASELINE, top)
     x = x0
     for lead in plan.panels:
         if lead is None:
-            c.text(x + GAP_W / 2, top + 15, "…", middle=True, **{"class": "ellipsis"})
-            x += GAP_W + PAD
+            c.ellipsis(x + ELIDED_W / 2, top + CELL_BASELINE)
+            x += ELIDED_W + PANEL_GAP
             continue
-        if plan.ndim > 2:
-            c.text(x, y0 + 12, "[" + ", ".join(map(str, lead)) + ", :, :]", fill=MUTED)
-        for j, at, w in cols if plan.ndim >= 1 else ():
+        _panel(c, role, layout, plan, frame, lead, x)
+        x += head + cols[-1][1] + cols[-1][2] + PANEL_GAP
+    return top + rows[-1][1] + rows[-1][2] + BELOW_GRID
+
+
+def _panel(
+    c: Canvas, role: str, layout: Layout, plan: Plan, frame: _Frame, lead: Index, x: float
+) -> None:
+    """One panel, its left edge at `x`: its label, column and row labels, and its cells."""
+    head, top = frame.head, frame.top
+    if plan.ndim > 2:
+        c.text(x, frame.label_y, "[" + ", ".join(map(str, lead)) + ", :, :]", fill=MUTED)
+    for j, at, w in frame.cols if plan.ndim >= 1 else ():
+        c.text(
+            x + head + at + w / 2,
+            top - COLUMN_LABEL_RISE,
+            "…" if j is None else str(j),
+            middle=True,
+            fill=MUTED,
+        )
+    for i, y_at, h in frame.rows:
+        y = top + y_at
+        if head:
             c.text(
-                x + head + at + w / 2,
-                top - 5,
-                "…" if j is None else str(j),
-                middle=True,
+                x + head - ROW_LABEL_GAP,
+                y + CELL_BASELINE,
+                "…" if i is None else str(i),
                 fill=MUTED,
+                **{"text-anchor": "end"},
             )
-        for i, y_at, h in rows:
-            y = top + y_at
-            if head:
-                c.text(
-                    x + head - 6,
-                    y + 15,
-                    "…" if i is None else str(i),
-                    fill=MUTED,
-                    **{"text-anchor": "end"},
-                )
-            for j, x_at, w in cols:
-                cx = x + head + x_at
-                if i is None or j is None:
-                    c.text(cx + w / 2, y + 15, "…", middle=True, **{"class": "ellipsis"})
-                    continue
-                index = plan.index(lead, i, j)
-                storage = layout.storage_index(index)
-                c.open(
-                    **{
-                        "class": "cell",
-                        "data-index": ",".join(map(str, index)),
-                        "data-storage": storage,
-                    }
-                )
-                c.rect(cx, y, w, h, FILLS[role])
-                c.text(cx + w / 2, y + 15, str(storage), middle=True)
-                c.close()
-        x += head + cols[-1][1] + cols[-1][2] + PAD
-    return top + rows[-1][1] + rows[-1][2] + 6
+        for j, x_at, w in frame.cols:
+            cx = x + head + x_at
+            if i is None or j is None:
+                c.ellipsis(cx + w / 2, y + CELL_BASELINE)
+                continue
+            _cell(c, role, layout, plan.index(lead, i, j), cx, y, w, h)
+
+
+def _cell(
+    c: Canvas, role: str, layout: Layout, index: Index, x: float, y: float, w: float, h: float
+) -> None:
+    """One cell, labelled with the storage element it reads."""
+    storage = layout.storage_index(index)
+    c.open(**{"class": "cell", "data-index": ",".join(map(str, index)), "data-storage": storage})
+    c.rect(x, y, w, h, FILLS[role])
+    c.text(x + w / 2, y + CELL_BASELINE, str(storage), middle=True)
+    c.close()
