@@ -23,7 +23,7 @@ import tracemalloc
 from collections.abc import Callable
 from pathlib import Path
 
-from viewcopy.display.draw import Diagram
+from viewcopy.display.diagram import Diagram
 from viewcopy.engine.devices import available_devices
 from viewcopy.engine.measure import measure
 from viewcopy.exercise.catalogue import PARENT_EXPR

@@ -252,7 +252,7 @@ def run_copies(args: argparse.Namespace) -> str:
 
 
 def run_draw(args: argparse.Namespace) -> str:
-    from viewcopy.display.draw import Diagram
+    from viewcopy.display.diagram import Diagram
     from viewcopy.engine.measure import measure
 
     (device,) = resolve_devices(args.device)

@@ -20,7 +20,7 @@ from support.chromium import require_chromium, unavailable
 
 from viewcopy.course.assignment import NOTEBOOK, grade_id
 from viewcopy.demo.synthetic import next_predictions_source
-from viewcopy.display.draw import BADGES
+from viewcopy.display.diagram_style import BADGES
 from viewcopy.display.spreadsheet import Spreadsheet
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measure_item

@@ -14,7 +14,8 @@ import pytest
 import torch
 from support.contrast import contrast
 
-from viewcopy.display.draw import COLOURS, Diagram, render_svg
+from viewcopy.display.diagram import Diagram, render_svg
+from viewcopy.display.diagram_style import COLOURS
 from viewcopy.engine.evidence import Evidence
 from viewcopy.engine.layout import Layout
 from viewcopy.engine.measure import measure

@@ -28,7 +28,7 @@ import viewcopy
 from viewcopy import notebook as lab
 from viewcopy.course.check_record import KEY as RECORD_KEY
 from viewcopy.display.cost_figure import cost_bundles
-from viewcopy.display.draw import Diagram
+from viewcopy.display.diagram import Diagram
 from viewcopy.display.explorer import Explorer
 from viewcopy.display.safe_html import clean, is_clean, safe_markdown
 from viewcopy.engine.cost import measure_costs

@@ -12,7 +12,7 @@ from html import escape
 
 import ipywidgets as widgets
 
-from viewcopy.display.draw import Diagram
+from viewcopy.display.diagram import Diagram
 from viewcopy.engine.devices import available_devices
 from viewcopy.engine.evidence import Evidence
 from viewcopy.engine.expressions import ExpressionError

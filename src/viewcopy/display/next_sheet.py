@@ -10,7 +10,7 @@ from typing import ClassVar
 import pandas as pd
 
 from viewcopy.display import units
-from viewcopy.display.draw import Diagram
+from viewcopy.display.diagram import Diagram
 from viewcopy.display.part_sheet import PartSheet
 from viewcopy.display.spreadsheet import evidence_summary
 from viewcopy.engine.evidence import Evidence

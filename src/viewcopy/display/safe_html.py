@@ -3,7 +3,7 @@ Rust crate ammonia) that keeps what the lab and Markdown draw and nothing that r
 
 Kept: text formatting, tables, links to http(s)/mailto, images inline as data (PNG, JPEG, GIF,
 SVG) or notebook attachments, Pygments' highlighting classes, the SVG elements and attributes
-that viewcopy.display.draw emits, and what makes them accessible: a diagram's `<title>` and
+that viewcopy.display.diagram emits, and what makes them accessible: a diagram's `<title>` and
 `<desc>` with the ids its `aria-labelledby` names (its own ids only, never one of the page's),
 document roles (no role that poses as a control) and `tabindex="0"` on a region that scrolls.
 Removed: scripts, event handlers, `javascript:` and other unlisted
@@ -77,7 +77,7 @@ STYLES = {
 }  # fmt: skip
 DIAGRAM_IDS = {("id", "title"), ("id", "desc")}
 OWN_ID = re.compile(r"viewcopy-[0-9a-f]+-(title|desc)")
-"""The ids a diagram gives its `<title>` and `<desc>` (viewcopy.display.draw)."""
+"""The ids a diagram gives its `<title>` and `<desc>` (viewcopy.display.svg_canvas)."""
 ROLES = {"img", "region", "group", "note", "status", "presentation", "none"}
 """Roles that structure a document; none poses as a control (a button, a link)."""
 SCHEMES = {"http", "https", "mailto", "data", "attachment"}

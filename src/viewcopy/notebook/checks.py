@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from viewcopy.course.check_record import Credit, Unscored, encode
-from viewcopy.display.draw import Diagram
+from viewcopy.display.diagram import Diagram
 from viewcopy.engine import storage
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
