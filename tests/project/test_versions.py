@@ -187,3 +187,14 @@ def test_release_checks_release_builds_the_wheel_and_tags_once(clone):
     assert git("status", "--porcelain", cwd=clone).stdout == ""  # the build leaves it clean
     again = release(clone)
     assert again.returncode == 1 and "exists" in again.stderr
+
+
+def test_the_playground_notebooks_old_diagram_path_warns_and_is_the_diagrams_own():
+    import viewcopy.display.draw
+    from viewcopy.display import diagram
+
+    for name in ("Diagram", "render_svg"):
+        with pytest.warns(
+            DeprecationWarning, match=rf"display\.draw\.{name} is deprecated.*1\.0\.0"
+        ):
+            assert getattr(viewcopy.display.draw, name) is getattr(diagram, name)
