@@ -1,6 +1,6 @@
 """The README and docs/ hold together: every relative link resolves (the file, and the heading an
-#anchor names) and every page of docs/ is linked. That every `viewcopy` command and option they
-show is real: tests/commands/test_docs_name_real_options.py."""
+#anchor names), every page of docs/ is linked, and the README stays a front page. That every
+`viewcopy` command and option they show is real: tests/commands/test_docs_name_real_options.py."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from support.course_notebook import ROOT
 
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.M | re.S)
+README_LINES = 120
+"""The README's most lines: it is the front page, and what grows beyond it goes to docs/."""
 LINK = re.compile(r"\[(?:[^\[\]]|\[[^\]]*\])*\]\(([^)\s]+)\)")
 
 
@@ -46,6 +48,10 @@ def test_every_relative_link_resolves_to_a_file_and_its_heading(page):
         elif anchor and (file.suffix != ".md" or anchor not in anchors(file)):
             broken.append(f"{target}: no heading #{anchor} in {file.name}")
     assert broken == []
+
+
+def test_the_readme_stays_a_front_page():
+    assert len((ROOT / "README.md").read_text().splitlines()) <= README_LINES
 
 
 def test_every_docs_page_is_linked_from_the_readme_or_another_page():
