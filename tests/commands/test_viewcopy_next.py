@@ -11,7 +11,8 @@ import json
 import pytest
 from support.oracles import next_pool_oracle
 
-from viewcopy.cli import NEXT_COLUMNS, main
+from viewcopy.cli import main
+from viewcopy.display.commands import NEXT_COLUMNS
 from viewcopy.exercise.next_ops import POOL, draw
 
 

@@ -20,7 +20,7 @@ import jwt
 import pytest
 
 from viewcopy.hub.state import keep_registration
-from viewcopy.lms.commands import add_lms_parser, run_lms
+from viewcopy.lms.commands import LMS
 from viewcopy.lms.errors import LmsError, LmsRefused
 from viewcopy.lms.keys import PlatformKeyError, PlatformKeys, ToolKey
 from viewcopy.lms.link import CourseLink
@@ -53,8 +53,8 @@ def registered(course, data=OLD_FORM):
 
 def lms(*args: str) -> str:
     parser = argparse.ArgumentParser()
-    add_lms_parser(parser.add_subparsers(dest="command"))
-    return run_lms(parser.parse_args(["lms", *args]))
+    LMS.add_to(parser.add_subparsers(dest="command"))
+    return LMS.run(parser.parse_args(["lms", *args]))
 
 
 # --- deployments --------------------------------------------------------------------------------

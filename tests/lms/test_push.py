@@ -37,7 +37,7 @@ from viewcopy.course.assignment import (
 )
 from viewcopy.grading.grade import FAILED, GRADED, grade
 from viewcopy.grading.record import INTERRUPTED, read_record, record_path, write_record
-from viewcopy.lms.commands import add_lms_parser, run_lms
+from viewcopy.lms.commands import LMS
 from viewcopy.lms.connection import Retries
 from viewcopy.lms.errors import LmsRefused, LmsUnreachable
 from viewcopy.lms.imports import merge_scores
@@ -156,8 +156,8 @@ def hand_grade(course, student: str, fraction: float) -> None:
 
 def cli(*argv: str) -> str:
     parser = argparse.ArgumentParser()
-    add_lms_parser(parser.add_subparsers(dest="command"))
-    return run_lms(parser.parse_args(["lms", *argv]))
+    LMS.add_to(parser.add_subparsers(dest="command"))
+    return LMS.run(parser.parse_args(["lms", *argv]))
 
 
 def test_the_lms_holds_the_gradebook_before_and_after_hand_grading_and_once(course, platform):

@@ -15,7 +15,7 @@ import stat
 import jwt
 import pytest
 
-from viewcopy.lms.commands import add_lms_parser, run_lms
+from viewcopy.lms.commands import LMS
 from viewcopy.lms.journal import Journal, now_stamp
 from viewcopy.lms.keys import KEY_FILE, KeyFileError, ToolKey
 from viewcopy.lms.link import CourseLink, LinkMismatch, NotLinked
@@ -235,9 +235,9 @@ def test_a_stamp_is_always_in_a_later_whole_second_than_the_one_it_follows():
 
 def test_lms_keys_prints_what_to_give_the_lms(tmp_path):
     parser = argparse.ArgumentParser()
-    add_lms_parser(parser.add_subparsers(dest="command"))
+    LMS.add_to(parser.add_subparsers(dest="command"))
     args = ["lms", "keys", "--course", str(tmp_path), "--hub", "https://hub.uni.example/hub/"]
-    said = run_lms(parser.parse_args(args))
+    said = LMS.run(parser.parse_args(args))
     key = ToolKey.ensure(lms_folder(tmp_path))
     for line in (
         "login URL (OIDC login initiation): https://hub.uni.example/hub/lti13/oauth_login",
@@ -254,6 +254,6 @@ def test_lms_keys_prints_what_to_give_the_lms(tmp_path):
         in said
     )
     write(lms_folder(tmp_path), {**GOOD, "username_claim": "email"})
-    said = run_lms(parser.parse_args(args))
+    said = LMS.run(parser.parse_args(args))
     assert "client abc123, deployment(s) 1:dep, hub names from the 'email' claim" in said
     assert ToolKey.ensure(lms_folder(tmp_path)).kid == key.kid

@@ -12,7 +12,7 @@ from support.lms_link import link_course, running_platform
 from support.lti_platform import PAGE, TEACHING_ASSISTANT, Member, require_lti
 
 from viewcopy.course.assignment import COURSE_ID, gradebook_url
-from viewcopy.lms.commands import add_lms_parser, run_lms
+from viewcopy.lms.commands import LMS
 from viewcopy.lms.errors import LmsError
 from viewcopy.lms.link import NotLinked
 from viewcopy.lms.roster import roster
@@ -93,9 +93,9 @@ def test_mid_term_new_students_are_added_and_dropped_ones_kept_with_their_grades
 
 def test_a_course_never_launched_from_its_lms_is_told_what_to_do(tmp_path):
     parser = argparse.ArgumentParser()
-    add_lms_parser(parser.add_subparsers(dest="command"))
+    LMS.add_to(parser.add_subparsers(dest="command"))
     args = parser.parse_args(["lms", "roster", "--course", str(tmp_path)])
     with pytest.raises(LmsError, match="launch it once from the LMS as its instructor"):
-        run_lms(args)
+        LMS.run(args)
     with pytest.raises(NotLinked):
         roster(tmp_path)

@@ -13,6 +13,12 @@ import pytest
 from support.course_notebook import ROOT
 from support.without_heavy import viewcopy_without_heavy, without_heavy
 
+COMMAND_MODULES = sorted(
+    f"viewcopy.{path.parent.name}.commands"
+    for path in (ROOT / "src" / "viewcopy").glob("*/commands.py")
+)
+"""Each layer's declared commands: their arguments are read by every `viewcopy --help`."""
+
 
 @pytest.mark.parametrize(
     "module",
@@ -30,6 +36,8 @@ from support.without_heavy import viewcopy_without_heavy, without_heavy
         "viewcopy.locking.judge",
         "viewcopy.exercise.next_ops",
         "viewcopy.exercise.scoring",
+        "viewcopy.engine.command",
+        *COMMAND_MODULES,
     ],
 )
 def test_importing_loads_no_torch_pandas_or_matplotlib(module):
@@ -87,6 +95,24 @@ def test_help_never_needs_torch(args):
     done = viewcopy_without_heavy(*args)
     assert done.returncode == 0, done.stderr
     assert "usage: viewcopy" in done.stdout
+
+
+def test_every_commands_help_never_needs_torch():
+    """Every command's and every action's help, formatted in one Python without torch."""
+    code = (
+        "import argparse\n"
+        "from viewcopy.cli import build_parser\n"
+        "def helps(parser):\n"
+        "    yield parser.format_help()\n"
+        "    for action in parser._actions:\n"
+        "        if isinstance(action, argparse._SubParsersAction):\n"
+        "            for sub in action.choices.values():\n"
+        "                yield from helps(sub)\n"
+        "print(sum(1 for _ in helps(build_parser())))\n"
+    )
+    done = without_heavy(code)
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) > 14  # viewcopy, its 13 commands and their actions
 
 
 def test_issuing_a_lock_token_never_needs_torch(tmp_path):

@@ -1,7 +1,7 @@
-"""`viewcopy lms`: the values to give the LMS (`keys`), the deployments it may launch from
-(`deployment`), the roster from it (`roster`), the scores to it (`push`), or into its own
-gradebook import file (`csv`). cli.py adds the parser (`add_lms_parser`) and runs `run_lms`;
-every failure is an `LmsError` that says what to do."""
+"""`viewcopy lms` and its actions, each declared here with its arguments beside the function it
+runs (cli.py gathers `LMS`): the values to give the LMS (`keys`), the deployments it may launch
+from (`deployment`), the roster from it (`roster`), the scores to it (`push`), or into its own
+gradebook import file (`csv`). Every failure is an `LmsError` that says what to do."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT
+from viewcopy.engine.command import Command, add_actions, by_name
 from viewcopy.lms.errors import LmsError
 from viewcopy.lms.registration import (
     REGISTRATION_FILE,
@@ -26,68 +27,13 @@ class PushIncomplete(LmsError):
     """Some scores were refused by the LMS: the summary names them."""
 
 
-def add_lms_parser(subparsers) -> argparse._SubParsersAction:
-    """Add `lms` and its actions to the `viewcopy` command's subparsers; returns the actions'
-    subparsers (cli.py adds `csv` there)."""
-    lms = subparsers.add_parser(
-        "lms",
-        help="the course's LMS over LTI 1.3: the values to register, the roster, grades back",
-    )
-    actions = lms.add_subparsers(dest="action", required=True)
-    keys = actions.add_parser(
-        "keys", help="the values to give the LMS when registering the tool (the key made once)"
-    )
-    keys.add_argument("--course", default=".", help="the nbgrader course folder")
-    keys.add_argument(
+def add_keys_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--course", default=".", help="the nbgrader course folder")
+    parser.add_argument(
         "--hub",
         metavar="URL",
         help="the hub's public URL: also print its login, redirect and key set URLs",
     )
-    deployment = actions.add_parser(
-        "deployment",
-        help="the LMS deployments whose launches the course takes (Canvas makes one per "
-        "course-level install): list, add or remove one",
-    )
-    deployment.add_argument("change", choices=("list", "add", "remove"))
-    deployment.add_argument(
-        "deployment_id", nargs="?", metavar="ID", help="the deployment id the LMS shows"
-    )
-    deployment.add_argument("--course", default=".", help="the nbgrader course folder")
-    roster = actions.add_parser(
-        "roster", help="enrol the LMS's learners (NRPS) in the gradebook; dropped ones kept"
-    )
-    roster.add_argument("--course", default=".", help="the nbgrader course folder")
-    push = actions.add_parser(
-        "push", help="every student's score to the assignment's line item in the LMS (AGS)"
-    )
-    push.add_argument("assignment", nargs="?", default=ASSIGNMENT)
-    push.add_argument("--course", default=".", help="the graded nbgrader course folder")
-    merge = actions.add_parser(
-        "csv",
-        help="the scores merged into the gradebook export the LMS gave, in the layout it "
-        "imports (no LTI rights needed)",
-    )
-    merge.add_argument("assignment", nargs="?", default=ASSIGNMENT)
-    merge.add_argument("--format", required=True, choices=("canvas", "moodle"), help="the LMS")
-    merge.add_argument(
-        "--export", required=True, metavar="LMS_EXPORT.csv", help="the LMS's gradebook export"
-    )
-    merge.add_argument("--out", help="where to write (default: beside the export)")
-    merge.add_argument("--course", default=".", help="the graded nbgrader course folder")
-    merge.add_argument("--title", help="the assignment's column in the LMS, if not the lab's title")
-    return actions
-
-
-def run_lms(args: argparse.Namespace) -> str:
-    """Run one `viewcopy lms` action; LmsError, with what to do, when it cannot."""
-    from viewcopy.lms.keys import KeyFileError
-    from viewcopy.lms.link import LinkMismatch, NotLinked
-    from viewcopy.lms.scores import NoAssignment
-
-    try:
-        return ACTIONS[args.action](args)
-    except (NotLinked, NoAssignment, KeyFileError, LinkMismatch, UnknownDeployment) as exc:
-        raise LmsError(str(exc)) from None
 
 
 def run_keys(args: argparse.Namespace) -> str:
@@ -134,6 +80,22 @@ def _registration_line(folder: Path) -> str:
     )
 
 
+KEYS = Command(
+    "keys",
+    "the values to give the LMS when registering the tool (the key made once)",
+    add_keys_arguments,
+    run_keys,
+)
+
+
+def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("change", choices=("list", "add", "remove"))
+    parser.add_argument(
+        "deployment_id", nargs="?", metavar="ID", help="the deployment id the LMS shows"
+    )
+    parser.add_argument("--course", default=".", help="the nbgrader course folder")
+
+
 def run_deployment(args: argparse.Namespace) -> str:
     """List the registration's deployments, or add or remove one (the file rewritten whole)."""
     path = lms_folder(Path(args.course)) / REGISTRATION_FILE
@@ -169,10 +131,36 @@ def _changed(
     )
 
 
+DEPLOYMENT = Command(
+    "deployment",
+    "the LMS deployments whose launches the course takes (Canvas makes one per course-level "
+    "install): list, add or remove one",
+    add_deployment_arguments,
+    run_deployment,
+)
+
+
+def add_roster_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--course", default=".", help="the nbgrader course folder")
+
+
 def run_roster(args: argparse.Namespace) -> str:
     from viewcopy.lms.roster import roster
 
     return roster(Path(args.course)).summary()
+
+
+ROSTER = Command(
+    "roster",
+    "enrol the LMS's learners (NRPS) in the gradebook; dropped ones kept",
+    add_roster_arguments,
+    run_roster,
+)
+
+
+def add_push_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+    parser.add_argument("--course", default=".", help="the graded nbgrader course folder")
 
 
 def run_push(args: argparse.Namespace) -> str:
@@ -182,6 +170,27 @@ def run_push(args: argparse.Namespace) -> str:
     if not done.complete:
         raise PushIncomplete(done.summary())
     return done.summary()
+
+
+PUSH = Command(
+    "push",
+    "every student's score to the assignment's line item in the LMS (AGS)",
+    add_push_arguments,
+    run_push,
+)
+
+
+def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+    parser.add_argument("--format", required=True, choices=("canvas", "moodle"), help="the LMS")
+    parser.add_argument(
+        "--export", required=True, metavar="LMS_EXPORT.csv", help="the LMS's gradebook export"
+    )
+    parser.add_argument("--out", help="where to write (default: beside the export)")
+    parser.add_argument("--course", default=".", help="the graded nbgrader course folder")
+    parser.add_argument(
+        "--title", help="the assignment's column in the LMS, if not the lab's title"
+    )
 
 
 def run_csv(args: argparse.Namespace) -> str:
@@ -199,11 +208,36 @@ def run_csv(args: argparse.Namespace) -> str:
     return f"{merged.summary()}\nwritten: {written}"
 
 
-ACTIONS = {
-    "keys": run_keys,
-    "deployment": run_deployment,
-    "roster": run_roster,
-    "push": run_push,
-    "csv": run_csv,
-}
-"""Each action's runner."""
+CSV = Command(
+    "csv",
+    "the scores merged into the gradebook export the LMS gave, in the layout it imports (no LTI "
+    "rights needed)",
+    add_csv_arguments,
+    run_csv,
+)
+ACTIONS = (KEYS, DEPLOYMENT, ROSTER, PUSH, CSV)
+"""`viewcopy lms`'s actions, in the order its help lists them."""
+
+
+def add_lms_arguments(parser: argparse.ArgumentParser) -> None:
+    add_actions(parser, ACTIONS)
+
+
+def run_lms(args: argparse.Namespace) -> str:
+    """Run one `viewcopy lms` action; LmsError, with what to do, when it cannot."""
+    from viewcopy.lms.keys import KeyFileError
+    from viewcopy.lms.link import LinkMismatch, NotLinked
+    from viewcopy.lms.scores import NoAssignment
+
+    try:
+        return by_name(ACTIONS)[args.action].run(args)
+    except (NotLinked, NoAssignment, KeyFileError, LinkMismatch, UnknownDeployment) as exc:
+        raise LmsError(str(exc)) from None
+
+
+LMS = Command(
+    "lms",
+    "the course's LMS over LTI 1.3: the values to register, the roster, grades back",
+    add_lms_arguments,
+    run_lms,
+)

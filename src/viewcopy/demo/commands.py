@@ -1,0 +1,47 @@
+"""`viewcopy demo`, declared with its arguments (cli.py gathers it): a whole nbgrader cycle on a
+synthetic class in a fresh course folder, then where to look and what to do next."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK
+from viewcopy.engine.command import Command
+
+
+def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--repo", default=".", help="the course repository (nbgrader_config.py)")
+    parser.add_argument("--course", default="demo_course", help="the folder to build (replaced)")
+
+
+def run_demo(args: argparse.Namespace) -> str:
+    from viewcopy.demo.cycle import run_cycle, scores_table
+    from viewcopy.five.questions import five, groups_line
+
+    repo, course = Path(args.repo).resolve(), Path(args.course).resolve()
+    if not (repo / "nbgrader_config.py").is_file():
+        raise OSError(
+            f"{repo} has no nbgrader_config.py; run from the course repository or pass --repo"
+        )
+    results = run_cycle(repo, course, say=lambda line: print(line, flush=True))
+    feedback = course / "feedback" / "<student>" / ASSIGNMENT / NOTEBOOK.replace(".ipynb", ".html")
+    return (
+        f"\n{scores_table(results)}\n\n"
+        f"the five by hand: {groups_line(five(course))}\n"
+        f"           group: viewcopy five --course {course} (--apply GRADES.csv grades a group)\n"
+        f"feedback:  {feedback}\n"
+        f"grades:    {course / 'grades.csv'} (nbgrader export)\n"
+        f"gradebook: {course / 'gradebook.db'}; answers 21-25 (?) are graded by hand "
+        "in formgrader\n"
+        f"report:    viewcopy report --course {course}\n"
+        f"next:      {repo / 'docs' / 'instructors.md'} (what to do next, step by step)"
+    )
+
+
+DEMO = Command(
+    "demo",
+    "a whole nbgrader cycle on a synthetic class, in a fresh course folder",
+    add_demo_arguments,
+    run_demo,
+)

@@ -1,0 +1,36 @@
+"""`viewcopy report`, declared with its arguments (cli.py gathers it): the class report of a
+graded course, summed up in the terminal and written as CSV and figures."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from viewcopy.course.assignment import ASSIGNMENT
+from viewcopy.engine.command import Command
+
+
+def add_report_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+    parser.add_argument("--course", default=".", help="the graded nbgrader course folder")
+    parser.add_argument("--out", help="where to write (default: <course>/reports/<assignment>)")
+
+
+def run_report(args: argparse.Namespace) -> str:
+    from viewcopy.report.build import build_report
+    from viewcopy.report.files import write_report
+    from viewcopy.report.summary import terminal_summary
+
+    course = Path(args.course)
+    out = Path(args.out) if args.out else course / "reports" / args.assignment
+    report = build_report(course, args.assignment)
+    written = write_report(report, out)
+    return f"{terminal_summary(report)}\nwrote {', '.join(p.name for p in written)} to {out}"
+
+
+REPORT = Command(
+    "report",
+    "the class report of a graded course: misconceptions, locks, scores, traps",
+    add_report_arguments,
+    run_report,
+)
