@@ -39,8 +39,6 @@ The layouts followed, read in each LMS's own code and guides:
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -48,98 +46,16 @@ from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT
 from viewcopy.course.class_scores import GradebookScore, NoScores, class_scores, format_score
-from viewcopy.files.atomic import write_atomically
 from viewcopy.five.questions import question_number
 from viewcopy.grading.record import not_graded
+from viewcopy.lms.csv_table import Table, cell_key
+from viewcopy.lms.errors import ImportFileError
 from viewcopy.lms.tool import LAB_TITLE
-
-
-class ImportFileError(ValueError):
-    """An export that cannot be merged: the message names the file, what is wrong and the fix."""
 
 
 def column_title(assignment: str) -> str:
     """The title of an assignment's column: the lab's own title for the lab."""
     return LAB_TITLE if assignment == ASSIGNMENT else assignment
-
-
-def _key(value: str | None) -> str:
-    return (value or "").strip().casefold()
-
-
-@dataclass
-class Table:
-    """A CSV file as rows of cells, and how it was written (delimiter, BOM, line ends)."""
-
-    path: Path
-    rows: list[list[str]]
-    delimiter: str = ","
-    bom: bool = False
-    newline: str = "\n"
-
-    @classmethod
-    def read(cls, path: Path, lms: str) -> Table:
-        path = Path(path)
-        if not path.is_file():
-            raise ImportFileError(f"{path}: no such file (the gradebook export from {lms})")
-        raw = path.read_bytes()
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError:
-            raise ImportFileError(
-                f"{path} is not UTF-8 text: export it from {lms} again as CSV (UTF-8), or save "
-                "it from a spreadsheet as 'CSV UTF-8'"
-            ) from None
-        delimiter = _delimiter(text)
-        rows = list(csv.reader(io.StringIO(text, newline=""), delimiter=delimiter))
-        if not rows or not any(cell.strip() for cell in rows[0]):
-            raise ImportFileError(f"{path} is empty: export the gradebook from {lms} again")
-        newline = "\r\n" if "\r\n" in text else "\n"
-        return cls(path, rows, delimiter, raw.startswith(b"\xef\xbb\xbf"), newline)
-
-    @property
-    def header(self) -> list[str]:
-        return [cell.strip() for cell in self.rows[0]]
-
-    def column(self, name: str) -> int | None:
-        return self.header.index(name) if name in self.header else None
-
-    def cell(self, row: int, column: int) -> str:
-        cells = self.rows[row]
-        return cells[column] if column < len(cells) else ""
-
-    def set(self, row: int, column: int, value: str) -> None:
-        cells = self.rows[row]
-        cells.extend([""] * (column + 1 - len(cells)))
-        cells[column] = value
-
-    def insert_column(self, at: int, name: str, fill: str) -> None:
-        """A new column at `at` (rows shorter than the header are padded first)."""
-        width = len(self.rows[0])
-        for i, cells in enumerate(self.rows):
-            cells.extend([""] * (width - len(cells)))
-            cells.insert(at, name if i == 0 else fill)
-
-    def write(self, out: Path) -> None:
-        """Write the table the way the export was written, in one rename."""
-        text = io.StringIO(newline="")
-        csv.writer(text, delimiter=self.delimiter, lineterminator=self.newline).writerows(self.rows)
-        write_atomically(out, ("\ufeff" if self.bom else "") + text.getvalue())
-
-
-def _delimiter(text: str) -> str:
-    """The delimiter that splits the first lines into the same number of fields, most of them
-    (Canvas writes `;` where the locale's decimal mark is a comma; Moodle offers tabs too)."""
-    best, fields = ",", 0
-    for candidate in (",", ";", "\t"):
-        try:
-            first = list(csv.reader(io.StringIO(text, newline=""), delimiter=candidate))[:3]
-        except csv.Error:
-            continue
-        counts = {len(row) for row in first}
-        if len(counts) == 1 and (n := counts.pop()) > fields:
-            best, fields = candidate, n
-    return best
 
 
 class Layout:
@@ -251,7 +167,7 @@ class Canvas(Layout):
         out = []
         for i, header in enumerate(table.header[first:], first):
             found = self.TITLE_ID.match(header)
-            if _key(found.group(1) if found else header) in titles:
+            if cell_key(found.group(1) if found else header) in titles:
                 out.append(i)
         return out
 
@@ -310,7 +226,7 @@ class Moodle(Layout):
                 continue
             name = header.removesuffix(self.REAL)
             activity = name.split(": ", 1)[-1]  # "Assignment: Name" for an activity's item
-            if _key(name) in titles or _key(activity) in titles:
+            if cell_key(name) in titles or cell_key(activity) in titles:
                 out.append(i)
         return out
 
@@ -365,7 +281,7 @@ def read_scores(course: Path, assignment: str) -> ClassScores:
 def _keys(student: GradebookScore) -> set[str]:
     """The values an LMS row may name the student by: id, email, LMS user id."""
     ids = (student.student_id, student.email, student.lms_user_id)
-    return {k for k in map(_key, ids) if k}
+    return {k for k in map(cell_key, ids) if k}
 
 
 @dataclass(frozen=True)
@@ -400,7 +316,7 @@ def match(rows: dict[int, dict[str, str]], students: Iterable[GradebookScore]) -
     students = list(students)
     edges: dict[int, dict[str, str]] = {r: {} for r in rows}  # row -> student -> column
     for r, cells in rows.items():
-        values = {_key(v): column for column, v in cells.items() if _key(v)}
+        values = {cell_key(v): column for column, v in cells.items() if cell_key(v)}
         for s in students:
             if shared := _keys(s) & values.keys():
                 edges[r][s.student_id] = values[min(shared)]
@@ -526,7 +442,7 @@ def merge_scores(
     lms.check(table)
     scores = read_scores(Path(course), assignment)
     title = title or column_title(assignment)
-    titles = {_key(t) for t in (title, assignment, assignment.replace("_", " "))}
+    titles = {cell_key(t) for t in (title, assignment, assignment.replace("_", " "))}
     found = lms.score_columns(table, titles)
     if len(found) > 1:
         named = ", ".join(repr(table.header[c]) for c in found)
