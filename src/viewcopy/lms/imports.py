@@ -22,47 +22,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT
-from viewcopy.course.class_scores import GradebookScore, NoScores, class_scores, format_score
+from viewcopy.course.class_scores import GradebookScore, format_score
 from viewcopy.five.questions import question_number
-from viewcopy.grading.record import not_graded
 from viewcopy.lms.csv_table import Table, cell_key
 from viewcopy.lms.errors import ImportFileError
 from viewcopy.lms.export_layouts import LAYOUTS, Layout
+from viewcopy.lms.import_scores import ClassScores, read_scores
 from viewcopy.lms.tool import LAB_TITLE
 
 
 def column_title(assignment: str) -> str:
     """The title of an assignment's column: the lab's own title for the lab."""
     return LAB_TITLE if assignment == ASSIGNMENT else assignment
-
-
-@dataclass(frozen=True)
-class ClassScores:
-    """The assignment's scores (course.class_scores), and why each hand-in whose last grading
-    failed or was interrupted has none to give (grading.record.not_graded)."""
-
-    assignment: str
-    max_score: float
-    students: dict[str, GradebookScore]
-    failed: dict[str, str]
-
-    def to_write(self, student_id: str) -> float | None:
-        """The score the import file gets for the student, None to leave the LMS's cell."""
-        if student_id in self.failed:
-            return None
-        return self.students[student_id].score
-
-
-def read_scores(course: Path, assignment: str) -> ClassScores:
-    """Every student's score, pending hand grading and failed grading, from the course."""
-    try:
-        max_score, students = class_scores(Path(course), assignment)
-    except NoScores as exc:
-        raise ImportFileError(str(exc)) from None
-    failed = not_graded(Path(course), assignment)
-    for student_id in failed.keys() - students.keys():
-        students[student_id] = GradebookScore(student_id)
-    return ClassScores(assignment, max_score, students, failed)
 
 
 def _keys(student: GradebookScore) -> set[str]:
