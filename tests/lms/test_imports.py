@@ -17,7 +17,7 @@ from viewcopy.course.class_scores import GradebookScore, format_score
 from viewcopy.five.questions import QUESTIONS, answer_cell
 from viewcopy.grading.record import FAILED, GRADED, HandInOutcome, record_path, write_record
 from viewcopy.lms.errors import ImportFileError
-from viewcopy.lms.imports import merge_scores
+from viewcopy.lms.import_file import merge_scores
 from viewcopy.lms.student_matching import match
 from viewcopy.lms.tool import LAB_TITLE
 

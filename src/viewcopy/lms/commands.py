@@ -186,7 +186,7 @@ def run_push(args: argparse.Namespace) -> str:
 
 def run_csv(args: argparse.Namespace) -> str:
     from viewcopy.lms.errors import ImportFileError
-    from viewcopy.lms.imports import default_out, merge_scores
+    from viewcopy.lms.import_file import default_out, merge_scores
 
     try:
         merged = merge_scores(

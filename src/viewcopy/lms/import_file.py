@@ -1,19 +1,6 @@
-"""The LMS's own gradebook import file (`viewcopy lms csv`): for a course without LTI admin
-rights, the assignment's scores merged into the gradebook export the LMS itself gives, so the
-ids come from the LMS, in the layout that LMS imports.
-
-Students are matched by login or email, trimmed and case-insensitive: an LMS row and a
-gradebook student match when one of the row's identifier columns holds the student's gradebook
-id (the hub name: an LMS login or sub), their nbgrader `lms_user_id` or their email. A row or a
-student that matches more than one is ambiguous: named, never guessed. Every row and column of
-the export is kept; only the assignment's cells of matched students change, each to the score
-course.class_scores gives (the push's and the class report's number). A student with no score to
-give (no graded hand-in, or a grading that failed or was interrupted) keeps the cell the export
-had, so the import changes nothing for them (in both LMSs a blank cell over a score can clear
-it).
-
-Each LMS's layout, as its own code and guides give it: lms.export_layouts.
-"""
+"""The LMS's own gradebook import file (`viewcopy lms csv`, for a course without LTI rights):
+the LMS's export with the assignment's column holding each matched student's score, its name,
+where it is written, and what the merge says."""
 
 from __future__ import annotations
 
@@ -37,6 +24,12 @@ def column_title(assignment: str) -> str:
     return LAB_TITLE if assignment == ASSIGNMENT else assignment
 
 
+def default_out(export: Path, assignment: str) -> Path:
+    """Where the import file goes unless told: beside the export, named for the assignment."""
+    export = Path(export)
+    return export.with_name(f"{export.stem}.{assignment}.import.csv")
+
+
 @dataclass(frozen=True)
 class MergeResult:
     """The import file, and who got a score and who did not, and why."""
@@ -55,6 +48,7 @@ class MergeResult:
     notes: tuple[str, ...] = field(default=())
 
     def write(self, out: Path) -> Path:
+        """The import file at `out`, never over the export it came from."""
         out = Path(out)
         if out.resolve() == self.export.resolve():
             raise ImportFileError(
@@ -121,7 +115,12 @@ def merge_scores(
 ) -> MergeResult:
     """The import file for `layout` ("canvas" or "moodle"): `export` with the assignment's
     column (found by `title`, the assignment's name or the lab's title, else added) holding each
-    matched student's gradebook total."""
+    matched student's gradebook total.
+
+    The ids come from the LMS, in the layout that LMS imports: every row and column of the
+    export is kept; only the assignment's cells of matched students (lms.student_matching)
+    change, each to the score lms.import_scores gives, and a student with none keeps the
+    cell the export had."""
     if layout not in LAYOUTS:
         raise ImportFileError(f"no LMS layout {layout!r}: one of {', '.join(LAYOUTS)}")
     lms = LAYOUTS[layout]
@@ -160,12 +159,6 @@ def merge_scores(
         written,
         tuple(notes),
     )
-
-
-def default_out(export: Path, assignment: str) -> Path:
-    """Where the import file goes unless told: beside the export, named for the assignment."""
-    export = Path(export)
-    return export.with_name(f"{export.stem}.{assignment}.import.csv")
 
 
 def _cells(names: Iterable[str]) -> str:
