@@ -16,7 +16,10 @@ from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK_ID
 from viewcopy.course.class_scores import GradebookScore, format_score
 from viewcopy.five.questions import QUESTIONS, answer_cell
 from viewcopy.grading.record import FAILED, GRADED, HandInOutcome, record_path, write_record
-from viewcopy.lms.imports import LAB_TITLE, ImportFileError, match, merge_scores
+from viewcopy.lms.errors import ImportFileError
+from viewcopy.lms.import_file import merge_scores
+from viewcopy.lms.student_matching import match
+from viewcopy.lms.tool import LAB_TITLE
 
 DATA = ROOT / "tests" / "data" / "lms"
 CANVAS, MOODLE = DATA / "canvas_export.csv", DATA / "moodle_export.csv"

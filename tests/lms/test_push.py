@@ -40,7 +40,7 @@ from viewcopy.grading.record import INTERRUPTED, read_record, record_path, write
 from viewcopy.lms.commands import LMS
 from viewcopy.lms.connection import Retries
 from viewcopy.lms.errors import LmsRefused, LmsUnreachable
-from viewcopy.lms.imports import merge_scores
+from viewcopy.lms.import_file import merge_scores
 from viewcopy.lms.journal import Journal, now_stamp
 from viewcopy.lms.keys import ToolKey
 from viewcopy.lms.link import LINK_FILE

@@ -194,7 +194,8 @@ def add_csv_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_csv(args: argparse.Namespace) -> str:
-    from viewcopy.lms.imports import ImportFileError, default_out, merge_scores
+    from viewcopy.lms.errors import ImportFileError
+    from viewcopy.lms.import_file import default_out, merge_scores
 
     try:
         merged = merge_scores(

@@ -18,3 +18,7 @@ class LmsRefused(LmsError):
     def __init__(self, message: str, status: int):
         super().__init__(message)
         self.status = status
+
+
+class ImportFileError(ValueError):
+    """An export that cannot be merged: the message names the file, what is wrong and the fix."""
