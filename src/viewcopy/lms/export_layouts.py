@@ -11,7 +11,7 @@ from viewcopy.lms.csv_table import Table, cell_key
 from viewcopy.lms.errors import ImportFileError
 
 
-class Layout:
+class ExportLayout:
     """How one LMS's gradebook export reads and its import is written."""
 
     name = ""
@@ -55,7 +55,7 @@ class Layout:
         )
 
 
-class Canvas(Layout):
+class Canvas(ExportLayout):
     """Canvas's Grades > Export CSV, imported by Grades > Import.
 
     Grades > Export as Canvas writes it (instructure/canvas-lms, `GradebookExporter`,
@@ -153,7 +153,7 @@ class Canvas(Layout):
         return None
 
 
-class Moodle(Layout):
+class Moodle(ExportLayout):
     """Moodle's plain text grade export, imported by Grades > Import > CSV file.
 
     Grades > Export > Plain text file (`grade_export_txt`, grade/export/txt) writes the profile
@@ -224,4 +224,4 @@ class Moodle(Layout):
         return at
 
 
-LAYOUTS: dict[str, Layout] = {layout.name: layout for layout in (Canvas(), Moodle())}
+LAYOUTS: dict[str, ExportLayout] = {layout.name: layout for layout in (Canvas(), Moodle())}

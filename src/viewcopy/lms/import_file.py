@@ -13,7 +13,7 @@ from viewcopy.course.class_scores import format_score
 from viewcopy.five.questions import question_number
 from viewcopy.lms.csv_table import Table, cell_key
 from viewcopy.lms.errors import ImportFileError
-from viewcopy.lms.export_layouts import LAYOUTS, Layout
+from viewcopy.lms.export_layouts import LAYOUTS, ExportLayout
 from viewcopy.lms.import_scores import ClassScores, read_scores
 from viewcopy.lms.student_matching import Matching, match
 from viewcopy.lms.tool import LAB_TITLE
@@ -34,7 +34,7 @@ def default_out(export: Path, assignment: str) -> Path:
 class MergeResult:
     """The import file, and who got a score and who did not, and why."""
 
-    layout: Layout
+    layout: ExportLayout
     export: Path
     column: str
     """The header of the assignment's column in the import file."""
