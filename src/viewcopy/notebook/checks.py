@@ -16,25 +16,30 @@ import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from viewcopy.course.check_record import Credit, Unscored, encode
+from viewcopy.course.check_record import Credit, Unscored
 from viewcopy.display.draw import Diagram
 from viewcopy.engine import storage
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.next_ops import measure_pool
-from viewcopy.exercise.next_predictions import NEXT, hand_in_draw, parsed_sheet
-from viewcopy.exercise.part import Key, Part, Prediction, PredictionError, rule_problem
+from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
+from viewcopy.exercise.part import Part, Prediction, rule_problem
 from viewcopy.exercise.predictions import TWENTY, parse_predictions
 from viewcopy.exercise.production import PRODUCTION
 from viewcopy.exercise.production_model import copy_lines, forward_listing, internal_copy_lines
 from viewcopy.exercise.rules import rule_after_problem
 from viewcopy.exercise.scoring import NEXT_PASS_MARK, POLICIES, judge_prediction, score_sheet
 from viewcopy.locking.canonical import matches
-from viewcopy.locking.file import LockError, lock_path
-from viewcopy.locking.gate import TRUTH_FIRST
 from viewcopy.locking.record import LockRecord
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
 from viewcopy.notebook.context import KERNEL, CheckContext
+from viewcopy.notebook.credit import (
+    Assessment,
+    before_reveal,
+    part_credit,
+    proportional,
+    record_of,
+)
 from viewcopy.notebook.miss_lines import miss_line, total_line
 
 SPECIFIC = re.compile(
@@ -45,10 +50,6 @@ SPECIFIC = re.compile(
 
 ECHO_WIDTH = 92
 """Where a specificity cell wraps the answer it echoes (formgrader shows it without scrolling)."""
-
-
-def _credit(points: float, earned: float, out_of: float) -> float:
-    return round(points * earned / out_of, 4) if out_of else float(points)
 
 
 def _display_html(markup: str) -> None:
@@ -64,64 +65,6 @@ def _judged(predictions: object):
     return parsed, table, {item: judge_prediction(p, table[item]) for item, p in parsed.items()}
 
 
-Assessment = tuple[list[str], list[str], float]
-"""What a part's check says of parsed answers: the headline lines, a line per miss, and how far
-toward full credit they are (0-1), whatever their lock."""
-
-
-def _record(check: Callable, **inputs: object) -> dict:
-    """What a check's credit carries: its name and its inputs, encoded (course.check_record)."""
-    return {"check": check.__name__, **{name: encode(v) for name, v in inputs.items()}}
-
-
-def _before_reveal(context: CheckContext, record: dict) -> Credit | None:
-    """No credit and the sentence that says why, where the context withholds the truth (before
-    the twenty's reveal, in the kernel); None where the check may judge."""
-    return _truth_first(record) if context.withholds_truth() else None
-
-
-def _truth_first(record: dict) -> Credit:
-    print(TRUTH_FIRST)
-    return Credit(0.0, record)
-
-
-def _part_credit(
-    part: Part,
-    value: object,
-    record: dict,
-    points: float,
-    assess: Callable[[dict[Key, Prediction], LockRecord | None], Assessment],
-    context: CheckContext,
-) -> Credit:
-    """Every part's check: nothing for a sheet not written out, the sheet parsed for this
-    hand-in, its lock judged, then the part's own assessment; credit only when locked before
-    looking. A twenty that does not parse fails the cell (validate names it); a later part that
-    cannot be read earns nothing and says why. Before the twenty's reveal, in the kernel, only
-    TRUTH_FIRST (a twenty that does not parse still fails the cell: its problems are the
-    sheet's own, nothing measured)."""
-    if context.withholds_truth():
-        if part is TWENTY:
-            part.parse(value, part.keys(context.lock_record()))
-        return _truth_first(record)
-    if (reason := context.not_written(value, part.label)) is not None:
-        print(f"{reason}\nCredit: 0/{points:g}")
-        return Credit(0.0, record)
-    lock_record = context.lock_record()
-    try:
-        parsed = parsed_sheet(part, value, lock_record, lock_path(context.folder))
-    except (LockError, PredictionError) as exc:
-        if part is TWENTY:
-            raise
-        print(f"{exc}\nCredit: 0/{points:g}")
-        return Credit(0.0, record)
-    lock = context.lock_status(part, parsed, lock_record)
-    headline, misses, share = assess(parsed, lock_record)
-    print("\n".join([*headline, lock.reason, *misses]))
-    credit = round(points * share, 4) if lock.state == "locked" else 0.0
-    print(f"Credit: {credit:g}/{points:g}")
-    return Credit(credit, record)
-
-
 def prediction_credit(
     predictions: object, *, points: float = 5, context: CheckContext = KERNEL
 ) -> float:
@@ -131,7 +74,7 @@ def prediction_credit(
 
     Shows the static diagram of every missed item (it survives the feedback HTML).
     """
-    record = _record(prediction_credit, **{TWENTY.argument: predictions})
+    record = record_of(prediction_credit, **{TWENTY.argument: predictions})
     table: dict = {}  # measured only once the check may judge
     missed: list[int] = []
 
@@ -155,7 +98,7 @@ def prediction_credit(
                 lines.append(f"    in strides: {explanation}")
         return headline, lines, score.share
 
-    credit = _part_credit(TWENTY, predictions, record, points, assess, context)
+    credit = part_credit(TWENTY, predictions, record, points, assess, context)
     for item in missed if context.in_kernel else ():
         _display_html(Diagram(table[item].evidence[("x", "cpu")]).html())
     return credit
@@ -170,8 +113,10 @@ def rules_after_credit(
     got right, nothing while it locks none of them or nothing is drawn (untested), and in full
     where the draw holds no next op of that family. In the student's kernel, before the next ops
     are locked, it shows no score: it says how the rules get tested."""
-    record = _record(rules_after_credit, **{TWENTY.argument: predictions}, rules_after=rules_after)
-    if (early := _before_reveal(context, record)) is not None:
+    record = record_of(
+        rules_after_credit, **{TWENTY.argument: predictions}, rules_after=rules_after
+    )
+    if (early := before_reveal(context, record)) is not None:
         return early
     if (reason := context.not_written(predictions, TWENTY.label)) is not None:
         print(f"{reason}: no rule can be judged against it.")
@@ -197,7 +142,7 @@ def rules_after_credit(
     )
     for line in _judged_how({item: how for item, (_, how, _) in found.items()}, held):
         print(line)
-    return Credit(_credit(points, covered, len(missed)), record)
+    return Credit(proportional(points, covered, len(missed)), record)
 
 
 Held = dict[str, list[tuple[str, bool | None]]]
@@ -305,7 +250,7 @@ def next_credit(
 ) -> float:
     """Full credit at 8/10 of this hand-in's next ops right, locked before looking, proportional
     below; none if changed after their lock, never locked, or not written out."""
-    record = _record(next_credit, **{NEXT.argument: next_predictions})
+    record = record_of(next_credit, **{NEXT.argument: next_predictions})
 
     def assess(parsed: dict[str, Prediction], lock_record: LockRecord | None) -> Assessment:
         ops = hand_in_draw(lock_record)
@@ -322,7 +267,7 @@ def next_credit(
         ]
         return [headline], lines, min(right, NEXT_PASS_MARK) / NEXT_PASS_MARK
 
-    return _part_credit(NEXT, next_predictions, record, points, assess, context)
+    return part_credit(NEXT, next_predictions, record, points, assess, context)
 
 
 def production_credit(
@@ -332,7 +277,7 @@ def production_credit(
     locked before the profile; a line whose only copies are a compute kernel's own is not
     graded (either answer stands). None if changed after its lock, never locked, or not
     written out."""
-    record = _record(production_credit, **{PRODUCTION.argument: production})
+    record = record_of(production_credit, **{PRODUCTION.argument: production})
 
     def assess(parsed: dict[int, Prediction], _) -> Assessment:
         copying, ungraded = copy_lines(), internal_copy_lines() - copy_lines()
@@ -355,7 +300,7 @@ def production_credit(
             )
         return headline, lines, right / len(listing)
 
-    return _part_credit(PRODUCTION, production, record, points, assess, context)
+    return part_credit(PRODUCTION, production, record, points, assess, context)
 
 
 def _measured(number: int, copying: frozenset[int]) -> str:
@@ -367,7 +312,7 @@ def specificity_credit(
 ) -> float:
     """Credit when an answer to 21-25 mentions strides, storage or a byte count (card rule 2);
     judged alike in the kernel and the grader (`context` changes nothing)."""
-    record = _record(specificity_credit, answer=answer)
+    record = record_of(specificity_credit, answer=answer)
     return Credit(_specificity_points(answer, f"ANSWER_{item}", points), record)
 
 
@@ -404,7 +349,7 @@ def classify_credit(
     `context` changes nothing else. Before the twenty's reveal, in the kernel, it runs nothing
     and says so (its misses would name measured verdicts).
     """
-    if (early := _before_reveal(context, {"check": classify_credit.__name__})) is not None:
+    if (early := before_reveal(context, {"check": classify_credit.__name__})) is not None:
         return early
     cases = list(cases)
     if isinstance(classify, Answers):
@@ -427,7 +372,7 @@ def classify_credit(
         if not r.right:
             print(miss_line(r))
     print(total_line(right, len(results)))
-    return Credit(_credit(points, right, len(results)), record)
+    return Credit(proportional(points, right, len(results)), record)
 
 
 @dataclass(frozen=True)
