@@ -11,8 +11,6 @@ recomputes, once.
 
 from __future__ import annotations
 
-import re
-import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -23,7 +21,7 @@ from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.next_ops import measure_pool
 from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
-from viewcopy.exercise.part import Part, Prediction, rule_problem
+from viewcopy.exercise.part import Part, Prediction
 from viewcopy.exercise.predictions import TWENTY, parse_predictions
 from viewcopy.exercise.production import PRODUCTION
 from viewcopy.exercise.production_model import copy_lines, forward_listing, internal_copy_lines
@@ -40,15 +38,7 @@ from viewcopy.notebook.credit import (
 )
 from viewcopy.notebook.miss_lines import miss_line, total_line
 from viewcopy.notebook.rules_after import judge_rule, judged_how, next_ops_held, until_tested
-
-SPECIFIC = re.compile(
-    r"\bstrides?\b|\bstorage\b|\d[\d,.]*\s*(?:[kmgt]i?)?b(?:ytes?)?\b|\d[\d,.]*\s*bytes?\b",
-    re.I,
-)
-
-
-ECHO_WIDTH = 92
-"""Where a specificity cell wraps the answer it echoes (formgrader shows it without scrolling)."""
+from viewcopy.notebook.specificity import specificity_points
 
 
 def _display_html(markup: str) -> None:
@@ -212,31 +202,7 @@ def specificity_credit(
     """Credit when an answer to 21-25 mentions strides, storage or a byte count (card rule 2);
     judged alike in the kernel and the grader (`context` changes nothing)."""
     record = record_of(specificity_credit, answer=answer)
-    return Credit(_specificity_points(answer, f"ANSWER_{item}", points), record)
-
-
-def _specificity_points(answer: object, name: str, points: float) -> float:
-    if not isinstance(answer, str) or not answer.strip():
-        print(f"{name} is empty: answer in one or two sentences.")
-        return 0.0
-    print(f"{name}:\n{echo(answer)}\n")
-    if rule_problem(answer) is not None:
-        print(f"{name} is only {answer.strip()!r}: say what it depends on.")
-        return 0.0
-    if not SPECIFIC.search(answer):
-        print(f"{name} is not specific yet: mention strides, storage, or a byte count.")
-        return 0.0
-    print(f"{name} is specific. (Its content is graded by hand.)")
-    return float(points)
-
-
-def echo(answer: str, width: int = ECHO_WIDTH) -> str:
-    """The answer as its grader reads it: each paragraph wrapped to `width`, indented, however
-    long the lines it was typed in (a word longer than a line is broken)."""
-    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", answer.strip())]
-    return "\n\n".join(
-        textwrap.fill(p, width, initial_indent="    ", subsequent_indent="    ") for p in paragraphs
-    )
+    return Credit(specificity_points(answer, f"ANSWER_{item}", points), record)
 
 
 def classify_credit(
