@@ -1,12 +1,14 @@
-"""What the notebook's graded test cells call. Each returns the credit as a number (nbgrader's
-partial credit) and prints the reason for every point lost; none writes to stderr.
+"""The graded checks the notebook's test cells call (`viewcopy.checks.<check>`), and `CHECKS`.
 
-Each credit carries a record of the check's inputs (viewcopy.course.check_record): when grading, the
-grader runs the same function on that record in its own process (viewcopy.plugins.trusted), passing
-its own `CheckContext`, and its number is the one that counts. A graded cell passes none: the
-kernel's context is the default. Graded cells reach this module as `viewcopy.checks`, the stable
-path the master's cells (kept in every gradebook) name; `CHECKS` declares the checks the grader
-recomputes, once.
+Each returns the credit as a number (nbgrader's partial credit) and prints the reason for every
+point lost; none writes to stderr. Each credit carries a record of the check's inputs
+(viewcopy.course.check_record): when grading, the grader runs the same function on that record in
+its own process (viewcopy.plugins.trusted), passing its own `CheckContext` (notebook.context), and
+its number is the one that counts. A graded cell passes none: the kernel's context is the default.
+Graded cells reach this module as `viewcopy.checks`, the stable path the master's cells (kept in
+every gradebook) name; `CHECKS` declares the checks the grader recomputes, once. What the checks
+share lives beside them: how a credit is built (notebook.credit), the rules after
+(notebook.rules_after), what makes an answer specific (notebook.specificity).
 """
 
 from __future__ import annotations
@@ -278,5 +280,6 @@ CHECKS: dict[str, Check] = {
 cells (and so in every gradebook), recomputed by the grader (viewcopy.plugins.trusted)."""
 
 __all__ = [*CHECKS, "Case", "on_devices", "the_twenty"]
-"""What graded cells call; the grader's side (CheckContext, Answers, local_lock) is imported from
-this module by name."""
+"""What graded cells call (`viewcopy.checks` re-exports exactly these); the grader's side is
+imported by name from its own modules (CheckContext and local_lock from notebook.context, Answers
+from notebook.cases)."""
