@@ -13,6 +13,7 @@ from support.course_notebook import RELEASE, ROOT
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, grade_id
 from viewcopy.exercise import catalogue
 from viewcopy.notebook import checks
+from viewcopy.notebook.specificity import ECHO_WIDTH
 from viewcopy.plugins.answer_lines import WIDTH, WrapAnswerLines, wrapped_source
 
 WORD = st.text(
@@ -80,7 +81,7 @@ def test_the_specificity_cell_echoes_the_answer_wrapped_word_for_word(capsys):
     answer = "The strides " + "x" * 130 + " are (1, 6), so " + "it copies 96 bytes " * 12
     checks.specificity_credit(answer, item=22, points=1)
     out = capsys.readouterr().out
-    assert all(len(line) <= checks.ECHO_WIDTH for line in out.splitlines())
+    assert all(len(line) <= ECHO_WIDTH for line in out.splitlines())
     echoed = out.split("\n\n")[0].removeprefix("ANSWER_22:\n")
     assert "".join(echoed.split()) == "".join(answer.split())
 

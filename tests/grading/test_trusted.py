@@ -14,6 +14,7 @@ from viewcopy.course import check_record
 from viewcopy.exercise.predictions import TWENTY
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.notebook import checks, lock, reveal
+from viewcopy.notebook.context import CheckContext, local_lock
 from viewcopy.notebook.miss_lines import parse_misses
 from viewcopy.plugins.trusted import HandedIn, MasterCell, check_call, master_cases, rejudge
 
@@ -40,7 +41,7 @@ def cell(credit, *, claimed: str | None = None, record: dict | None = None):
 
 def handed_in(folder, sheets=None) -> HandedIn:
     """The grader's view of the hand-in in `folder`: its lock file decides, `sheets` by part."""
-    return HandedIn(sheets or {}, checks.CheckContext.grader(checks.local_lock(folder), folder))
+    return HandedIn(sheets or {}, CheckContext.grader(local_lock(folder), folder))
 
 
 def credit_of(c) -> float:

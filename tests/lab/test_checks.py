@@ -16,6 +16,7 @@ from viewcopy.exercise.measured import measured_truth
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.locking.gate import TRUTH_FIRST
 from viewcopy.notebook import checks
+from viewcopy.notebook.context import CheckContext, local_lock
 
 TRAPS = [c for c in hidden_traps() if c.device == "cpu"]
 
@@ -105,7 +106,7 @@ def test_prediction_credit_is_zero_when_changed_after_lock_or_never_locked(
     right = measured_predictions()
     assert checks.prediction_credit(right, points=5) == 0
     assert TRUTH_FIRST in capsys.readouterr().out  # never locked: the lock comes first
-    grader = checks.CheckContext.grader(checks.local_lock(workdir), workdir)
+    grader = CheckContext.grader(local_lock(workdir), workdir)
     assert checks.prediction_credit(right, points=5, context=grader) == 0
     assert "No lock" in capsys.readouterr().out  # the grader judges and says why
     viewcopy.lock(right)
@@ -121,7 +122,7 @@ def test_rules_after_counts_real_rules_for_each_miss(workdir, table, capsys):
     rules = {3: "a transpose only swaps strides; storage is shared", 8: "I ran it", 13: "hmm"}
     assert checks.rules_after_credit(predictions, rules, points=2) == 0
     assert TRUTH_FIRST in capsys.readouterr().out  # the kernel before the reveal
-    grader = checks.CheckContext.grader(checks.local_lock(workdir), workdir)
+    grader = CheckContext.grader(local_lock(workdir), workdir)
     assert checks.rules_after_credit(predictions, rules, points=2, context=grader) == 0
     out = capsys.readouterr().out  # no lock: nothing drawn
     assert "item 8" in out and "item 13" in out  # refused by name: "I ran it" is no rule

@@ -27,6 +27,7 @@ from viewcopy.locking.file import read_lock, save
 from viewcopy.locking.gate import TRUTH_FIRST
 from viewcopy.locking.record import LOCK_FILE
 from viewcopy.notebook import checks
+from viewcopy.notebook.context import CheckContext, local_lock
 from viewcopy.plugins.trusted import HandedIn, MasterCell, recompute, rejudge
 
 RAN_IT = [
@@ -176,7 +177,7 @@ def test_a_rule_after_whose_family_is_drawn_earns_nothing_until_those_next_ops_a
 ):
     item, ids = family_item(workdir)
     sheet, rules = missed_sheet(item), {item: "the strides decide it"}
-    grader = checks.CheckContext.grader(checks.local_lock(workdir), workdir)
+    grader = CheckContext.grader(local_lock(workdir), workdir)
     capsys.readouterr()
     assert checks.rules_after_credit(sheet, rules, points=2, context=grader) == 0
     said = capsys.readouterr().out
@@ -211,7 +212,7 @@ def test_a_next_lock_that_locks_none_of_the_family_leaves_its_rule_untested(
 
 def test_without_a_draw_a_rule_after_is_untested_and_the_cell_says_how_to_test_it(workdir, capsys):
     sheet = missed_sheet(1)
-    grader = checks.CheckContext.grader(checks.local_lock(workdir), workdir)
+    grader = CheckContext.grader(local_lock(workdir), workdir)
     for lock_it in (False, True):  # no lock at all, then locked but not revealed: nothing drawn
         if lock_it:
             viewcopy.lock(sheet)
@@ -241,7 +242,7 @@ def test_the_grader_recomputes_a_rule_after_as_the_kernel_judged_it(workdir, cap
     item, _ = family_item(workdir)
     sheet, rules = missed_sheet(item), {item: "the strides decide it"}
     master = MasterCell.of(RULES_CELL, 2)
-    grading = checks.CheckContext.grader(checks.local_lock(workdir), workdir)
+    grading = CheckContext.grader(local_lock(workdir), workdir)
     for locked_next in (False, True):  # untested, then tested on the next ops locked right
         if locked_next:
             viewcopy.lock_next(right_next())

@@ -26,6 +26,7 @@ from viewcopy.instructor.master import measured_predictions
 from viewcopy.locking.file import read_lock, save
 from viewcopy.locking.record import LOCK_FILE
 from viewcopy.notebook import checks
+from viewcopy.notebook.context import CheckContext, local_lock
 
 RULE = "strides"
 """The rule after every miss: one word that names what decides it."""
@@ -55,7 +56,7 @@ def missed(predictions: dict) -> list[int]:
 def graded(folder: Path, check: str, *args: object, points: float) -> float:
     """What the grader gives a check's cell for the hand-in in `folder`: its own run of the check
     on the hand-in's lock; a cell that fails (a sheet that cannot be read) earns nothing."""
-    grader = checks.CheckContext.grader(checks.local_lock(folder), folder)
+    grader = CheckContext.grader(local_lock(folder), folder)
     with contextlib.redirect_stdout(io.StringIO()):
         try:
             return float(checks.CHECKS[check].function(*args, points=points, context=grader))

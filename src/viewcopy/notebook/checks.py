@@ -1,127 +1,46 @@
-"""What the notebook's graded test cells call. Each returns the credit as a number (nbgrader's
-partial credit) and prints the reason for every point lost; none writes to stderr.
+"""The graded checks the notebook's test cells call (`viewcopy.checks.<check>`), and `CHECKS`.
 
-Each credit carries a record of the check's inputs (viewcopy.course.check_record): when grading, the
-grader runs the same function on that record in its own process (viewcopy.plugins.trusted), passing
-its own `CheckContext`, and its number is the one that counts. A graded cell passes none: the
-kernel's context is the default. Graded cells reach this module as `viewcopy.checks`, the stable
-path the master's cells (kept in every gradebook) name; `CHECKS` declares the checks the grader
-recomputes, once.
+Each returns the credit as a number (nbgrader's partial credit) and prints the reason for every
+point lost; none writes to stderr. Each credit carries a record of the check's inputs
+(viewcopy.course.check_record): when grading, the grader runs the same function on that record in
+its own process (viewcopy.plugins.trusted), passing its own `CheckContext` (notebook.context), and
+its number is the one that counts. A graded cell passes none: the kernel's context is the default.
+Graded cells reach this module as `viewcopy.checks`, the stable path the master's cells (kept in
+every gradebook) name; `CHECKS` declares the checks the grader recomputes, once. What the checks
+share lives beside them: how a credit is built (notebook.credit), the rules after
+(notebook.rules_after), what makes an answer specific (notebook.specificity).
 """
 
 from __future__ import annotations
 
-import re
-import textwrap
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
 
-from viewcopy.course.check_record import Credit, Unscored, encode
+from viewcopy.course.check_record import Credit
 from viewcopy.display.diagram import Diagram
 from viewcopy.engine import storage
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.next_ops import measure_pool
-from viewcopy.exercise.next_predictions import NEXT, hand_in_draw, parsed_sheet
-from viewcopy.exercise.part import Key, Part, Prediction, PredictionError, rule_problem
+from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
+from viewcopy.exercise.part import Part, Prediction
 from viewcopy.exercise.predictions import TWENTY, parse_predictions
 from viewcopy.exercise.production import PRODUCTION
 from viewcopy.exercise.production_model import copy_lines, forward_listing, internal_copy_lines
-from viewcopy.exercise.rules import rule_after_problem
 from viewcopy.exercise.scoring import NEXT_PASS_MARK, POLICIES, judge_prediction, score_sheet
-from viewcopy.exercise.written import ComputedSheet, unwritten_reason
-from viewcopy.locking.canonical import matches
-from viewcopy.locking.file import LockError, autograding, lock_path, read_lock
-from viewcopy.locking.flow import LockStatus, part_status
-from viewcopy.locking.gate import TRUTH_FIRST, truth_shown
 from viewcopy.locking.record import LockRecord
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
-from viewcopy.notebook.miss_lines import miss_line, total_line
-
-SPECIFIC = re.compile(
-    r"\bstrides?\b|\bstorage\b|\d[\d,.]*\s*(?:[kmgt]i?)?b(?:ytes?)?\b|\d[\d,.]*\s*bytes?\b",
-    re.I,
+from viewcopy.notebook.context import KERNEL, CheckContext
+from viewcopy.notebook.credit import (
+    Assessment,
+    before_reveal,
+    part_credit,
+    proportional,
+    record_of,
 )
-
-
-ECHO_WIDTH = 92
-"""Where a specificity cell wraps the answer it echoes (formgrader shows it without scrolling)."""
-
-
-LockJudge = Callable[[Part, Mapping[Key, Prediction]], LockStatus]
-"""Where a part's parsed answers stand against the lock the grader can prove."""
-
-
-@dataclass(frozen=True)
-class CheckContext:
-    """Where a check judges, passed to it explicitly.
-
-    In the student's kernel (`KERNEL`, the default of every check, so a graded cell passes
-    nothing): the lock file beside the notebook decides, IPython's input history says whether a
-    sheet was written out, and missed items' diagrams are drawn. In the grader (`grader`): the
-    hand-in's lock file in `folder`, each part's lock judged by `judge` as the course judges it
-    (its lock service, when it runs one), the sheets the hand-in's answer cells write out (the
-    grader passes them, so no history is asked), and nothing drawn.
-    """
-
-    judge: LockJudge | None = None
-    """The grader's judgment of a part's lock; None in the kernel."""
-    folder: Path | None = None
-    """The folder of the lock file; None: the kernel's own, beside the notebook."""
-
-    @classmethod
-    def grader(cls, judge: LockJudge, folder: Path | None = None) -> CheckContext:
-        """The grader's context for the hand-in whose lock file is in `folder`."""
-        return cls(judge, folder)
-
-    @property
-    def in_kernel(self) -> bool:
-        return self.judge is None
-
-    def lock_record(self) -> LockRecord | None:
-        """The lock a check judges by: the hand-in's (in the grader), else the kernel's."""
-        return read_lock(self.folder)
-
-    def lock_status(
-        self, part: Part, parsed: Mapping[Key, Prediction], record: LockRecord | None
-    ) -> LockStatus:
-        """Where a part's parsed answers stand against its lock."""
-        if self.judge is None:
-            return part_status(part, parsed, record)
-        return self.judge(part, parsed)
-
-    @property
-    def before_deadline(self) -> bool:
-        """True in the student's own kernel (neither the grader nor autograde): where a part not
-        done yet is said, not scored."""
-        return self.in_kernel and not autograding()
-
-    def withholds_truth(self) -> bool:
-        """True in the student's kernel before the twenty's reveal: a check would show measured
-        verdicts (the grader's context never withholds)."""
-        return self.in_kernel and not truth_shown(self.folder)
-
-    def not_written(self, value: object, name: str) -> str | None:
-        """Why `value` is not a sheet written out in its answer cell: the grader says so (it
-        read the hand-in's cell and passes a ComputedSheet), or, in the kernel, IPython's input
-        history does."""
-        if isinstance(value, ComputedSheet):
-            return value.reason
-        return unwritten_reason(value, name) if self.in_kernel else None
-
-
-KERNEL = CheckContext()
-"""The context of a check run by a graded cell in the student's kernel."""
-
-
-def local_lock(folder: Path) -> LockJudge:
-    """The lock file in `folder` (a hand-in's copy) decides, as it does in the kernel."""
-    return lambda part, parsed: part_status(part, parsed, read_lock(folder))
-
-
-def _credit(points: float, earned: float, out_of: float) -> float:
-    return round(points * earned / out_of, 4) if out_of else float(points)
+from viewcopy.notebook.miss_lines import miss_line, total_line
+from viewcopy.notebook.rules_after import judge_rule, judged_how, next_ops_held, until_tested
+from viewcopy.notebook.specificity import specificity_points
 
 
 def _display_html(markup: str) -> None:
@@ -137,64 +56,6 @@ def _judged(predictions: object):
     return parsed, table, {item: judge_prediction(p, table[item]) for item, p in parsed.items()}
 
 
-Assessment = tuple[list[str], list[str], float]
-"""What a part's check says of parsed answers: the headline lines, a line per miss, and how far
-toward full credit they are (0-1), whatever their lock."""
-
-
-def _record(check: Callable, **inputs: object) -> dict:
-    """What a check's credit carries: its name and its inputs, encoded (course.check_record)."""
-    return {"check": check.__name__, **{name: encode(v) for name, v in inputs.items()}}
-
-
-def _before_reveal(context: CheckContext, record: dict) -> Credit | None:
-    """No credit and the sentence that says why, where the context withholds the truth (before
-    the twenty's reveal, in the kernel); None where the check may judge."""
-    return _truth_first(record) if context.withholds_truth() else None
-
-
-def _truth_first(record: dict) -> Credit:
-    print(TRUTH_FIRST)
-    return Credit(0.0, record)
-
-
-def _part_credit(
-    part: Part,
-    value: object,
-    record: dict,
-    points: float,
-    assess: Callable[[dict[Key, Prediction], LockRecord | None], Assessment],
-    context: CheckContext,
-) -> Credit:
-    """Every part's check: nothing for a sheet not written out, the sheet parsed for this
-    hand-in, its lock judged, then the part's own assessment; credit only when locked before
-    looking. A twenty that does not parse fails the cell (validate names it); a later part that
-    cannot be read earns nothing and says why. Before the twenty's reveal, in the kernel, only
-    TRUTH_FIRST (a twenty that does not parse still fails the cell: its problems are the
-    sheet's own, nothing measured)."""
-    if context.withholds_truth():
-        if part is TWENTY:
-            part.parse(value, part.keys(context.lock_record()))
-        return _truth_first(record)
-    if (reason := context.not_written(value, part.label)) is not None:
-        print(f"{reason}\nCredit: 0/{points:g}")
-        return Credit(0.0, record)
-    lock_record = context.lock_record()
-    try:
-        parsed = parsed_sheet(part, value, lock_record, lock_path(context.folder))
-    except (LockError, PredictionError) as exc:
-        if part is TWENTY:
-            raise
-        print(f"{exc}\nCredit: 0/{points:g}")
-        return Credit(0.0, record)
-    lock = context.lock_status(part, parsed, lock_record)
-    headline, misses, share = assess(parsed, lock_record)
-    print("\n".join([*headline, lock.reason, *misses]))
-    credit = round(points * share, 4) if lock.state == "locked" else 0.0
-    print(f"Credit: {credit:g}/{points:g}")
-    return Credit(credit, record)
-
-
 def prediction_credit(
     predictions: object, *, points: float = 5, context: CheckContext = KERNEL
 ) -> float:
@@ -204,7 +65,7 @@ def prediction_credit(
 
     Shows the static diagram of every missed item (it survives the feedback HTML).
     """
-    record = _record(prediction_credit, **{TWENTY.argument: predictions})
+    record = record_of(prediction_credit, **{TWENTY.argument: predictions})
     table: dict = {}  # measured only once the check may judge
     missed: list[int] = []
 
@@ -228,7 +89,7 @@ def prediction_credit(
                 lines.append(f"    in strides: {explanation}")
         return headline, lines, score.share
 
-    credit = _part_credit(TWENTY, predictions, record, points, assess, context)
+    credit = part_credit(TWENTY, predictions, record, points, assess, context)
     for item in missed if context.in_kernel else ():
         _display_html(Diagram(table[item].evidence[("x", "cpu")]).html())
     return credit
@@ -243,8 +104,10 @@ def rules_after_credit(
     got right, nothing while it locks none of them or nothing is drawn (untested), and in full
     where the draw holds no next op of that family. In the student's kernel, before the next ops
     are locked, it shows no score: it says how the rules get tested."""
-    record = _record(rules_after_credit, **{TWENTY.argument: predictions}, rules_after=rules_after)
-    if (early := _before_reveal(context, record)) is not None:
+    record = record_of(
+        rules_after_credit, **{TWENTY.argument: predictions}, rules_after=rules_after
+    )
+    if (early := before_reveal(context, record)) is not None:
         return early
     if (reason := context.not_written(predictions, TWENTY.label)) is not None:
         print(f"{reason}: no rule can be judged against it.")
@@ -256,9 +119,9 @@ def rules_after_credit(
         return Credit(0.0, record)
     lock_record = context.lock_record()
     held = next_ops_held(lock_record)
-    found = {item: _rule_after(item, rules_after.get(item), held) for item in missed}
+    found = {item: judge_rule(item, rules_after.get(item), held) for item in missed}
     if context.before_deadline and found and held and lock_record.part(NEXT.key) is None:
-        return _until_tested(found, record)
+        return until_tested(found, record)
     for item, (_, _, line) in found.items():
         if line:
             print(f"  item {item} {catalogue.op(item).expr}: {line}")
@@ -268,109 +131,9 @@ def rules_after_credit(
         "of their family, or (where your draw holds none of their family) by naming what decides "
         "it."
     )
-    for line in _judged_how({item: how for item, (_, how, _) in found.items()}, held):
+    for line in judged_how({item: how for item, (_, how, _) in found.items()}, held):
         print(line)
-    return Credit(_credit(points, covered, len(missed)), record)
-
-
-Held = dict[str, list[tuple[str, bool | None]]]
-"""Per family of a hand-in's draw, its next ops: (id, right by its locked NEXT_PREDICTIONS, or
-None where they lock no answer to it)."""
-
-
-def _until_tested(found: Mapping[int, tuple[float, str, str]], record: dict) -> Unscored:
-    """Before the next ops are locked: what is not a rule yet, and how the rules get tested."""
-    for item, (_, how, line) in found.items():
-        if how == "no rule":
-            print(f"  item {item} {catalogue.op(item).expr}: {line}")
-    print(
-        f"Your rules after are scored once your next ops test them: predict the ten below in "
-        f"{NEXT.label} with these rules, lock them with viewcopy.{NEXT.lock_call}({NEXT.label}), "
-        "then run this cell again. No score until then."
-    )
-    return Unscored(record)
-
-
-def _rule_after(item: int, rule: object, held: Held) -> tuple[float, str, str]:
-    """How far a missed item's rule after held (0-1), how it was judged (`no rule`, `tested`,
-    `untested`, `words`), and what the cell says of it ("" for a rule that holds by its words)."""
-    family = catalogue.op(item).family
-    ops = held.get(family, [])
-    if problem := rule_after_problem(rule):
-        return 0.0, "no rule", problem
-    if (share := held_share(ops)) is not None:
-        right = [op_id for op_id, hit in ops if hit]
-        wrong = [op_id for op_id, hit in ops if not hit]
-        said = f"held on {', '.join(right)}" if right else "held on none of them"
-        said += f"; not on {', '.join(wrong)}" if right and wrong else ""
-        line = f"your rule was tested on your next ops of its family ({family}): it {said}."
-        return share, "tested", line
-    if ops:
-        ids = ", ".join(op_id for op_id, _ in ops)
-        line = (
-            f"untested, so no credit: your draw holds next ops of its family ({family}), {ids}, "
-            f"and no locked {NEXT.label} predicts them."
-        )
-        return 0.0, "untested", line
-    if not held:
-        line = (
-            "untested, so no credit: no next ops are drawn to test it until the twenty are "
-            "locked and revealed."
-        )
-        return 0.0, "untested", line
-    return 1.0, "words", ""
-
-
-def _judged_how(how: Mapping[int, str], held: Held) -> list[str]:
-    """The lines that say which rules are untested and how to test them, and which are judged
-    by what they name, and why."""
-    untested = [item for item, h in how.items() if h == "untested"]
-    by_words = [item for item, h in how.items() if h == "words"]
-    lines = []
-    if untested:
-        ids = sorted({op_id for i in untested for op_id, _ in held.get(catalogue.op(i).family, ())})
-        which = f"your next ops of their families ({', '.join(ids)})" if held else (
-            "your next ops (lock and reveal the twenty above first: they are drawn then)"
-        )  # fmt: skip
-        lines.append(
-            f"Untested, so they earn nothing yet: items {', '.join(map(str, untested))}. Predict "
-            f"{which} with these rules in {NEXT.label} below, lock them with "
-            f"viewcopy.{NEXT.lock_call}({NEXT.label}), then run this cell again."
-        )
-    if by_words:
-        lines.append(
-            "Judged by what they name, your draw having no next op of their family: items "
-            f"{', '.join(map(str, by_words))}."
-        )
-    return lines
-
-
-def held_share(ops: Iterable[tuple[str, bool | None]]) -> float | None:
-    """How far a rule held on the next ops of its family in the draw: the share of them its
-    locked NEXT_PREDICTIONS got right (one it locks no answer to held nothing); None when it
-    locks none of them, or there are none: nothing tested the rule."""
-    ops = list(ops)
-    if all(hit is None for _, hit in ops):
-        return None
-    return sum(hit is True for _, hit in ops) / len(ops)
-
-
-def next_ops_held(record: LockRecord | None) -> Held:
-    """Per family of this hand-in's draw, its next ops and whether its locked NEXT_PREDICTIONS
-    got each one right (measured), None where they lock no answer to it (never locked, or a
-    lock that does not match its fingerprint locks nothing); empty only without a draw (the
-    twenty not locked and revealed)."""
-    if record is None or not record.revealed_at:
-        return {}
-    held = record.part(NEXT.key)
-    locked = held.answers if held and matches(held.answers, held.fingerprint) else {}
-    measured = measure_pool() if locked else {}
-    found: Held = {}
-    for op in hand_in_draw(record):
-        answer = locked.get(op.id)
-        hit = None if answer is None else answer[0] == measured[op.id].verdict
-        found.setdefault(op.family, []).append((op.id, hit))
-    return found
+    return Credit(proportional(points, covered, len(missed)), record)
 
 
 def next_credit(
@@ -378,7 +141,7 @@ def next_credit(
 ) -> float:
     """Full credit at 8/10 of this hand-in's next ops right, locked before looking, proportional
     below; none if changed after their lock, never locked, or not written out."""
-    record = _record(next_credit, **{NEXT.argument: next_predictions})
+    record = record_of(next_credit, **{NEXT.argument: next_predictions})
 
     def assess(parsed: dict[str, Prediction], lock_record: LockRecord | None) -> Assessment:
         ops = hand_in_draw(lock_record)
@@ -395,7 +158,7 @@ def next_credit(
         ]
         return [headline], lines, min(right, NEXT_PASS_MARK) / NEXT_PASS_MARK
 
-    return _part_credit(NEXT, next_predictions, record, points, assess, context)
+    return part_credit(NEXT, next_predictions, record, points, assess, context)
 
 
 def production_credit(
@@ -405,7 +168,7 @@ def production_credit(
     locked before the profile; a line whose only copies are a compute kernel's own is not
     graded (either answer stands). None if changed after its lock, never locked, or not
     written out."""
-    record = _record(production_credit, **{PRODUCTION.argument: production})
+    record = record_of(production_credit, **{PRODUCTION.argument: production})
 
     def assess(parsed: dict[int, Prediction], _) -> Assessment:
         copying, ungraded = copy_lines(), internal_copy_lines() - copy_lines()
@@ -428,7 +191,7 @@ def production_credit(
             )
         return headline, lines, right / len(listing)
 
-    return _part_credit(PRODUCTION, production, record, points, assess, context)
+    return part_credit(PRODUCTION, production, record, points, assess, context)
 
 
 def _measured(number: int, copying: frozenset[int]) -> str:
@@ -440,32 +203,8 @@ def specificity_credit(
 ) -> float:
     """Credit when an answer to 21-25 mentions strides, storage or a byte count (card rule 2);
     judged alike in the kernel and the grader (`context` changes nothing)."""
-    record = _record(specificity_credit, answer=answer)
-    return Credit(_specificity_points(answer, f"ANSWER_{item}", points), record)
-
-
-def _specificity_points(answer: object, name: str, points: float) -> float:
-    if not isinstance(answer, str) or not answer.strip():
-        print(f"{name} is empty: answer in one or two sentences.")
-        return 0.0
-    print(f"{name}:\n{echo(answer)}\n")
-    if rule_problem(answer) is not None:
-        print(f"{name} is only {answer.strip()!r}: say what it depends on.")
-        return 0.0
-    if not SPECIFIC.search(answer):
-        print(f"{name} is not specific yet: mention strides, storage, or a byte count.")
-        return 0.0
-    print(f"{name} is specific. (Its content is graded by hand.)")
-    return float(points)
-
-
-def echo(answer: str, width: int = ECHO_WIDTH) -> str:
-    """The answer as its grader reads it: each paragraph wrapped to `width`, indented, however
-    long the lines it was typed in (a word longer than a line is broken)."""
-    paragraphs = [" ".join(p.split()) for p in re.split(r"\n\s*\n", answer.strip())]
-    return "\n\n".join(
-        textwrap.fill(p, width, initial_indent="    ", subsequent_indent="    ") for p in paragraphs
-    )
+    record = record_of(specificity_credit, answer=answer)
+    return Credit(specificity_points(answer, f"ANSWER_{item}", points), record)
 
 
 def classify_credit(
@@ -477,7 +216,7 @@ def classify_credit(
     `context` changes nothing else. Before the twenty's reveal, in the kernel, it runs nothing
     and says so (its misses would name measured verdicts).
     """
-    if (early := _before_reveal(context, {"check": classify_credit.__name__})) is not None:
+    if (early := before_reveal(context, {"check": classify_credit.__name__})) is not None:
         return early
     cases = list(cases)
     if isinstance(classify, Answers):
@@ -500,7 +239,7 @@ def classify_credit(
         if not r.right:
             print(miss_line(r))
     print(total_line(right, len(results)))
-    return Credit(_credit(points, right, len(results)), record)
+    return Credit(proportional(points, right, len(results)), record)
 
 
 @dataclass(frozen=True)
@@ -541,5 +280,6 @@ CHECKS: dict[str, Check] = {
 cells (and so in every gradebook), recomputed by the grader (viewcopy.plugins.trusted)."""
 
 __all__ = [*CHECKS, "Case", "on_devices", "the_twenty"]
-"""What graded cells call; the grader's side (CheckContext, Answers, local_lock) is imported from
-this module by name."""
+"""What graded cells call (`viewcopy.checks` re-exports exactly these); the grader's side is
+imported by name from its own modules (CheckContext and local_lock from notebook.context, Answers
+from notebook.cases)."""

@@ -36,7 +36,7 @@ from viewcopy.locking.judge import judge
 from viewcopy.plugins.base import CoursePreprocessor
 
 if TYPE_CHECKING:
-    from viewcopy.notebook.checks import CheckContext
+    from viewcopy.notebook.context import CheckContext
 
 MAX_RECORD_BYTES = 1_000_000
 CHECKS_PATH = "viewcopy.checks"
@@ -78,7 +78,7 @@ class TrustedCredit(CoursePreprocessor):
     """Replace each check cell's credit by the grader's own computation of it."""
 
     def preprocess(self, nb: NotebookNode, resources: dict):
-        from viewcopy.notebook.checks import CheckContext
+        from viewcopy.notebook.context import CheckContext
 
         info = resources["nbgrader"]
         folder = Path(resources["metadata"]["path"])

@@ -42,8 +42,8 @@ from viewcopy.exercise.rules import rule_after_problem
 from viewcopy.exercise.scoring import Score, base_rate, judge_prediction, score_sheet
 from viewcopy.grading.record import not_graded
 from viewcopy.grading.versions import versions_of
-from viewcopy.notebook.checks import held_share, next_ops_held
 from viewcopy.notebook.miss_lines import Miss, parse_misses
+from viewcopy.notebook.rules_after import held_share, next_ops_held
 from viewcopy.report.numbers import (
     ClassReport,
     FamilyTransfer,
