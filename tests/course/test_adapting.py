@@ -1,9 +1,10 @@
 """docs/adapting.md's worked example done end to end, as an instructor does it before a term:
-leave out the stretch (classify and its two test cells), give the predictions 10 points, declare
-the course's own parts and twelve next ops of its own (`c.CourseDeclaration`), check the course,
-release again, hand in, grade. The kernel draws from the course's pool as the grader does (a
-perfect hand-in earns the next ops' full credit), the feedback's table shows the declared parts.
-The master's total, 36 as shipped, is 33 after the edit (10 + 2 + 4 + 15 + 2), and every place
+leave out the stretch (classify and its two test cells), give the predictions 10 points, reword
+question 22 and add a question 26, declare the course's own parts and twelve next ops of its own
+(`c.CourseDeclaration`), check the course, release again, hand in, grade. The kernel draws from the
+course's pool as the grader does (a perfect hand-in earns the next ops' full credit), the
+feedback's table shows the declared parts, `viewcopy five` the course's questions. The master's
+total, 36 as shipped, is 35 after the edit (10 + 2 + 4 + 15 + 2 + 2), and every place
 that shows a total or a score agrees: the release's opening table, the gradebook, the feedback
 page and its table, the LMS import file (`viewcopy lms csv`) and the class report (`viewcopy
 report`), which shows no classify runs for a course without the stretch.
@@ -14,6 +15,7 @@ cells the gradebook no longer has, so a course adapts before the term starts.
 
 from __future__ import annotations
 
+import copy
 import csv
 import re
 from pathlib import Path
@@ -39,6 +41,7 @@ from viewcopy.demo.synthetic import hand_in, synthetic_class
 from viewcopy.exercise.graded_parts import declared_parts
 from viewcopy.exercise.next_ops import declared_ops
 from viewcopy.exercise.next_predictions import hand_in_draw
+from viewcopy.five.questions import five
 from viewcopy.grading.grade import GRADED, grade
 from viewcopy.locking.file import read_lock
 from viewcopy.notebook.parts_table import parts_frame
@@ -48,8 +51,8 @@ pytestmark = pytest.mark.course
 
 LEFT_OUT = ("classify_intro", "classify", "test_classify_visible", "test_classify_hidden")
 """The stretch: its markdown, the classify cell and its two test cells."""
-TOTAL = 33
-"""The adapted master's total: 10 + 2 + 4 + 15 + 2 (shipped: 5 + 2 + 4 + 15 + 2 + 8 = 36)."""
+TOTAL = 35
+"""The adapted master's total: 10 + 2 + 4 + 15 + 2 + 2 (shipped: 5 + 2 + 4 + 15 + 2 + 8 = 36)."""
 STUDENTS = ("perfect", "fifteen")
 """All right; and 15/20 with a rule for every miss (partial credit for the predictions)."""
 COLUMN = "View or copy (M01.02) (1202)"
@@ -65,9 +68,9 @@ PARTS = [
     {"name": "predict", "cells": ["score_predictions", "check_rules_after"],
      "what": "the twenty and the rules that would have saved them", "minutes": 25},
     {"name": "transfer", "cells": ["score_next"], "what": "ten unseen ops", "minutes": 15},
-    {"name": "explain", "cells": [f"{kind}_{n}" for n in range(21, 26)
-                                  for kind in ("answer", "specific")],
-     "what": "the five", "minutes": 20},
+    {"name": "explain", "cells": [*(f"{kind}_{n}" for n in range(21, 26)
+                                    for kind in ("answer", "specific")), "answer_26"],
+     "what": "the five, and a question of the course's own", "minutes": 20},
     {"name": "production", "cells": ["score_production"], "what": "the model", "minutes": 15},
 ]  # fmt: skip
 OWN_OPS = [
@@ -91,18 +94,34 @@ def own_ops() -> list[dict[str, str]]:
     return [{"op": op, "family": family} for family, op in OWN_OPS]
 
 
+REWORDED = "In your own words: when does reshape copy after a transpose?"
+ASKED = "What does .contiguous() cost on a channels-last activation?"
+
+
 def adapt(course: Path) -> None:
-    """Leave out the stretch and give the predictions 10 points, as nbformat writes it; declare
-    the course's parts and its own next ops in its config."""
+    """Leave out the stretch, give the predictions 10 points, reword question 22 and add a
+    question 26 graded by hand (2 points), as nbformat writes them; declare the course's parts
+    and its own next ops in its config."""
     with (course / "nbgrader_config.py").open("a") as config:
         config.write(f"c.CourseDeclaration.parts = {PARTS!r}\n")
         config.write(f"c.CourseDeclaration.next_ops = {own_ops()!r}\n")
     master = course / "source" / ASSIGNMENT / NOTEBOOK
     notebook = nbformat.read(master, 4)
     notebook.cells = [c for c in notebook.cells if grade_id(c) not in LEFT_OUT]
-    for cell in notebook.cells:
-        if grade_id(cell) == "score_predictions":
-            cell.metadata.nbgrader["points"] = 10
+    by_id = {grade_id(c): c for c in notebook.cells}
+    by_id["score_predictions"].metadata.nbgrader["points"] = 10
+    by_id["question_22"].source = f"**22.** {REWORDED}"
+    added = []
+    for name, source in (
+        ("question_26", f"**26.** {ASKED}"),
+        ("answer_26", 'ANSWER_26 = """\n"""'),
+    ):
+        cell = copy.deepcopy(by_id[name.replace("26", "25")])  # a question and its answer
+        cell.source, cell.id = source, name.replace("_", "-")
+        cell.metadata.nbgrader["grade_id"] = name
+        added.append(cell)
+    at = notebook.cells.index(by_id["specific_25"]) + 1
+    notebook.cells[at:at] = added
     nbformat.write(notebook, master)
 
 
@@ -186,6 +205,9 @@ def test_the_worked_example_is_one_total_everywhere(tmp_path, capsys):
     assert {o.student_id: o.status for o in outcomes} == dict.fromkeys(STUDENTS, GRADED), outcomes
     drawn = {s: hand_in_draw(read_lock(submission_folder(course, s))) for s in STUDENTS}
     assert read_grades(course)["perfect"]["score_next"] == (4, 4), drawn["perfect"]
+    asked = {q.item: q.text for q in five(course)}
+    assert sorted(asked) == [21, 22, 23, 24, 25, 26]
+    assert (asked[22], asked[26]) == (REWORDED, ASKED)
 
     maximum, scores = class_scores(course, ASSIGNMENT)
     given = {s: scores[s].score for s in STUDENTS}
