@@ -19,7 +19,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support.command_line import assert_one_line_usage_error
+from support.command_line import assert_one_line_usage_error, started_from_a_terminal
 from support.regrading import (
     BIN,
     HONEST,
@@ -192,12 +192,6 @@ def regraded(hostile, tmp_path_factory):
     return regraded_copy(folder, tmp_path_factory.mktemp("regrade") / "course"), outcomes
 
 
-def _as_from_a_terminal() -> None:
-    """Ctrl-C as a terminal delivers it: a test run started in the background (`cmd &`, nohup)
-    ignores SIGINT, and a child inherits that."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def start_grading_and_wait_for_the_worker(folder: Path) -> subprocess.Popen:
     """`viewcopy grade` on the honest students, one worker, once it has started the first."""
     command = [
@@ -207,13 +201,7 @@ def start_grading_and_wait_for_the_worker(folder: Path) -> subprocess.Popen:
     ]  # fmt: skip
     log = folder / "grade_logs" / ASSIGNMENT / "worker-0.log"
     log.unlink(missing_ok=True)
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        preexec_fn=_as_from_a_terminal,
-    )
+    process = started_from_a_terminal(command)
     deadline = time.monotonic() + 60
     while "Sanitizing" not in (log.read_text() if log.exists() else ""):
         assert time.monotonic() < deadline, "the worker never started grading"
