@@ -23,8 +23,8 @@ from support.command_line import assert_one_line_usage_error, started_from_a_ter
 from support.regrading import (
     BIN,
     HONEST,
+    KEPT,
     KILLS_KERNEL,
-    Cluster,
     assert_graded_as_plain,
     copy_of,
     grades,
@@ -252,26 +252,7 @@ def test_a_second_ctrl_c_abandons_the_hand_in_in_flight_and_leaves_no_kernel(reg
 
 
 # --- killed outright, as a cluster's coordinator ----------------------------------------------
-
-KEPT = ("perfect", "typical", "never_locked")
-
-
-@pytest.fixture(scope="module")
-def built(the_class, tmp_path_factory):
-    """Three of the session class's hand-ins and its dead kernel's, never graded: a test grades a
-    copy, and compares with the session's plain `nbgrader autograde` (conftest's `plain`)."""
-    return course_of(the_class, tmp_path_factory.mktemp("cluster") / "built", [*KEPT, KILLS_KERNEL])
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    cluster = Cluster(tmp_path_factory.mktemp("dask"))
-    try:
-        cluster.add_worker("w0")
-        cluster.add_worker("w1")
-        yield cluster
-    finally:
-        cluster.close()
+# conftest's `built` (the class's KEPT hand-ins and the dead kernel's) and `cluster` (Dask).
 
 
 @pytest.mark.cluster
