@@ -66,6 +66,31 @@ def cycle(the_class, tmp_path_factory):
     return graded_course(the_class, tmp_path_factory.mktemp("cycle") / "course")
 
 
+@pytest.fixture(scope="module")
+def built(the_class, tmp_path_factory):
+    """Three of the session class's hand-ins (support.regrading.KEPT) and its dead kernel's, never
+    graded, for one module of cluster tests: each test grades a copy, and compares with the
+    session's plain `nbgrader autograde` (`plain`)."""
+    from support.regrading import KEPT, KILLS_KERNEL
+    from support.the_class import course_of
+
+    return course_of(the_class, tmp_path_factory.mktemp("cluster") / "built", [*KEPT, KILLS_KERNEL])
+
+
+@pytest.fixture(scope="module")
+def cluster(tmp_path_factory):
+    """A Dask scheduler and two workers (w0, w1) on 127.0.0.1, shared by one module's tests."""
+    from support.regrading import Cluster
+
+    cluster = Cluster(tmp_path_factory.mktemp("dask"))
+    try:
+        cluster.add_worker("w0")
+        cluster.add_worker("w1")
+        yield cluster
+    finally:
+        cluster.close()
+
+
 @pytest.fixture(scope="session")
 def plain(the_class, tmp_path_factory):
     """Plain `nbgrader autograde` of the class's COMPARED hand-ins, once: the course folder."""

@@ -12,13 +12,12 @@ from __future__ import annotations
 
 import re
 
-import nbformat
 import pytest
 import torch
 import yaml
 from support.chromium import require_chromium, unavailable
 
-from viewcopy.course.assignment import NOTEBOOK, grade_id
+from viewcopy.course.assignment import grade_id
 from viewcopy.demo.synthetic import next_predictions_source
 from viewcopy.display.diagram_style import BADGES
 from viewcopy.display.spreadsheet import Spreadsheet
@@ -32,24 +31,21 @@ require_chromium("VIEWCOPY_REQUIRE_BROWSER")
 from playwright.sync_api import expect  # noqa: E402
 from support.axe import AXE_SEES_THE_SHELL, audit, axe_problem, described  # noqa: E402
 from support.browser_lab import (  # noqa: E402 (after the checks: it imports playwright)
+    KERNEL_MS,
     artifacts,
     at,
     cell,
-    keep_console,
-    launch_chromium,
     output_area,
     replace_source,
     run_all,
-    start_jupyterlab,
     wait_idle,
 )
 
 if (problem := axe_problem()) is not None:
     unavailable(problem, "VIEWCOPY_REQUIRE_BROWSER")
 
-KERNEL_MS = 600_000
 VIEWPORT = {"width": 1400, "height": 2400}
-EVERY_CELL_LAID_OUT = '{"windowingMode": "none"}'
+EVERY_CELL_LAID_OUT = {"@jupyterlab/notebook-extension/tracker": {"windowingMode": "none"}}
 """The notebook lays out every cell, on screen or not: axe sees all the lab outputs."""
 THEMES = ("JupyterLab Light", "JupyterLab Dark", "JupyterLab Dark High Contrast")
 OUTPUTS = [".jp-OutputArea-output"]
@@ -67,20 +63,10 @@ def notebook(filled):
 
 
 @pytest.fixture(scope="module")
-def page(request, tmp_path_factory, notebook, shots):
+def page(student_tab, notebook, shots):
     """The student's tab: the filled release Run All in JupyterLab, NEXT_PREDICTIONS written once
     the next ops are drawn, then every cell below run: all the lab shows, on screen."""
-    root = tmp_path_factory.mktemp("student")
-    nbformat.write(notebook, root / NOTEBOOK)
-    home = tmp_path_factory.mktemp("jupyter")
-    lab = start_jupyterlab(root, home, shots / "jupyterlab.log")
-    request.addfinalizer(lab.stop)
-    settings = home / "user-settings" / "@jupyterlab" / "notebook-extension"
-    (settings / "tracker.jupyterlab-settings").write_text(EVERY_CELL_LAID_OUT)
-    tab = launch_chromium(request, timeout_ms=60_000).new_page(viewport=VIEWPORT)
-    keep_console(tab, shots / "console.log")
-    tab.goto(lab.url(NOTEBOOK), timeout=120_000)
-    wait_idle(tab, KERNEL_MS)
+    tab, root = student_tab(notebook, shots, VIEWPORT, settings=EVERY_CELL_LAID_OUT)
     run_all(tab, at(notebook, "lock_next"), KERNEL_MS)  # stops: the next ops are drawn now
     replace_source(tab, at(notebook, "next_predictions"), next_predictions_source("rules", root))
     tab.get_by_role("menuitem", name="Run", exact=True).click()

@@ -10,14 +10,11 @@ Slow (the session's graded course, then a JupyterLab server with formgrader): a 
 from __future__ import annotations
 
 import re
-import shutil
-from pathlib import Path
 
 import pytest
-from nbgrader.api import Gradebook
 from support.chromium import require_chromium, unavailable
 
-from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, NOTEBOOK_ID
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK
 
 pytestmark = [pytest.mark.browser, pytest.mark.course]
 
@@ -25,7 +22,8 @@ require_chromium("VIEWCOPY_REQUIRE_BROWSER")
 
 from playwright.sync_api import expect  # noqa: E402
 from support.axe import audit, axe_problem, described  # noqa: E402
-from support.browser_lab import artifacts, launch_chromium, start_jupyterlab  # noqa: E402
+from support.browser_lab import artifacts  # noqa: E402
+from support.hand_grades import submission_ids  # noqa: E402
 
 if (problem := axe_problem()) is not None:
     unavailable(problem, "VIEWCOPY_REQUIRE_BROWSER")
@@ -40,26 +38,6 @@ LAB_OUTPUTS = [".output_area"]
 @pytest.fixture(scope="module")
 def shots():
     return artifacts("accessibility_pages")
-
-
-@pytest.fixture(scope="module")
-def browser(request):
-    return launch_chromium(request, timeout_ms=60_000)
-
-
-@pytest.fixture(scope="module")
-def formgrader(request, cycle, tmp_path_factory, shots):
-    """JupyterLab with nbgrader's formgrader, serving a copy of the graded course."""
-    course = tmp_path_factory.mktemp("formgrader") / "course"
-    shutil.copytree(cycle[0], course, ignore=shutil.ignore_patterns("feedback"))
-    server = start_jupyterlab(course, tmp_path_factory.mktemp("jupyter"), shots / "formgrader.log")
-    request.addfinalizer(server.stop)
-    return server
-
-
-def submission_id(course: Path, student: str) -> str:
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gradebook:
-        return gradebook.find_submission_notebook(NOTEBOOK_ID, ASSIGNMENT, student).id
 
 
 def test_the_feedback_page_a_student_opens_meets_wcag_2_1_aa(browser, cycle, shots):
@@ -83,7 +61,7 @@ def test_formgrader_shows_the_lab_outputs_at_wcag_2_1_aa_and_says_what_its_chrom
     page.route(re.compile(r"^https?://(?!127\.0\.0\.1)"), lambda route: route.abort())
     base = f"http://127.0.0.1:{formgrader.port}"
     page.goto(f"{base}/tree?token={formgrader.token}")  # logged in: formgrader's API needs it
-    page.goto(f"{base}/formgrader/submissions/{submission_id(formgrader.root, STUDENT)}/")
+    page.goto(f"{base}/formgrader/submissions/{submission_ids(formgrader.root)[STUDENT]}/")
     expect(page.locator("input#answer_21")).to_have_count(1)
     expect(page.locator(LAB_OUTPUTS[0]).first).to_be_visible()
     found = audit(page, LAB_OUTPUTS)

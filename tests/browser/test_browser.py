@@ -15,24 +15,18 @@ import shutil
 import time
 from pathlib import Path
 
-import nbformat
 import pytest
-from nbgrader.api import Gradebook
 from support.chromium import require_chromium
 from support.payloads import STUDENT, img
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
-    COURSE_ID,
     NOTEBOOK,
-    NOTEBOOK_ID,
     run_nbgrader,
 )
 from viewcopy.demo.answers import PARAPHRASES, RIGHT
 from viewcopy.demo.synthetic import predictions_source
 from viewcopy.exercise import catalogue
-from viewcopy.five.grades import apply_grades, check_rows
-from viewcopy.five.questions import five
 from viewcopy.locking.record import LOCK_FILE
 
 pytestmark = [pytest.mark.browser, pytest.mark.course]
@@ -41,11 +35,11 @@ require_chromium("VIEWCOPY_REQUIRE_BROWSER")
 
 from playwright.sync_api import Error, expect  # noqa: E402
 from support.browser_lab import (  # noqa: E402 (after the checks: it imports playwright)
+    KERNEL_MS,
     artifacts,
     at,
     cell,
     keep_console,
-    launch_chromium,
     output_area,
     replace_source,
     run_all,
@@ -54,8 +48,8 @@ from support.browser_lab import (  # noqa: E402 (after the checks: it imports pl
     start_jupyterlab,
     wait_idle,
 )
+from support.hand_grades import APPLIED, submission_ids  # noqa: E402
 
-KERNEL_MS = 600_000  # the whole notebook on a busy two-core machine: torch import, measuring
 VIEWPORT = {"width": 1400, "height": 1200}
 
 
@@ -70,28 +64,22 @@ def shots():
 
 
 @pytest.fixture(scope="module")
-def lab(request, tmp_path_factory, notebook, shots):
-    """JupyterLab serving a student's folder that holds only the filled notebook."""
-    root = tmp_path_factory.mktemp("student")
-    nbformat.write(notebook, root / NOTEBOOK)
-    server = start_jupyterlab(root, tmp_path_factory.mktemp("jupyter"), shots / "jupyterlab.log")
-    request.addfinalizer(server.stop)
-    return server
+def opened(student_tab, notebook, shots):
+    """The notebook open in JupyterLab from the student's folder, which holds only it: (the
+    student's tab, the folder)."""
+    return student_tab(notebook, shots, VIEWPORT)
 
 
 @pytest.fixture(scope="module")
-def browser(request):
-    return launch_chromium(request, timeout_ms=60_000)
+def folder(opened):
+    return opened[1]
 
 
 @pytest.fixture(scope="module")
-def student(browser, lab, notebook, shots):
+def student(opened, notebook, shots):
     """The student's tab: the notebook open in JupyterLab, then Run > Run All Cells, which stops
     at lock_next: the next ops are drawn only now, so NEXT_PREDICTIONS is still the template."""
-    page = browser.new_page(viewport=VIEWPORT)
-    keep_console(page, shots / "console.log")
-    page.goto(lab.url(NOTEBOOK), timeout=120_000)
-    wait_idle(page, KERNEL_MS)
+    page, _ = opened
     stop = at(notebook, "lock_next")
     try:
         run_all(page, stop, KERNEL_MS)
@@ -100,8 +88,7 @@ def student(browser, lab, notebook, shots):
         raise
     said = output_area(page, stop).text_content()  # laid out or not (cells off screen are skipped)
     assert "problem" in said and "in NEXT_PREDICTIONS" in said and "missing" in said, said
-    yield page
-    page.close()
+    return page
 
 
 def test_the_reveal_shows_twenty_rows_and_the_score(student, notebook, fifteen, shots):
@@ -134,8 +121,10 @@ def test_the_explorer_widget_draws_and_redraws_item_20(student, notebook, shots)
     screenshot(student, cell(student, index), shots / "item20.png")
 
 
-def test_a_typo_is_named_in_the_page_and_nothing_is_locked(student, notebook, fifteen, lab, shots):
-    locked = (lab.root / LOCK_FILE).read_text()
+def test_a_typo_is_named_in_the_page_and_nothing_is_locked(
+    student, notebook, fifteen, folder, shots
+):
+    locked = (folder / LOCK_FILE).read_text()
     namespace: dict = {}
     exec(fifteen.cells["predictions"], namespace)
     typo = {**namespace["PREDICTIONS"], 1: ("veiw", namespace["PREDICTIONS"][1][1])}
@@ -147,7 +136,7 @@ def test_a_typo_is_named_in_the_page_and_nothing_is_locked(student, notebook, fi
     expect(message).to_contain_text("did you mean 'view'?", timeout=120_000)
     expect(message).to_contain_text("item 1: verdict 'veiw'")
     wait_idle(student, KERNEL_MS)
-    assert (lab.root / LOCK_FILE).read_text() == locked
+    assert (folder / LOCK_FILE).read_text() == locked
     screenshot(student, cell(student, at(notebook, "lock")), shots / "error.png")
 
 
@@ -176,30 +165,10 @@ def test_the_feedback_html_draws_every_missed_item(browser, cycle, shots):
 
 # --- what the instructor sees: formgrader's manual grading page -------------------------------
 
-APPLIED = "Strides and storage, and the copy: exactly."
 FIVE = [f"{kind}_{q.item}" for q in catalogue.QUESTIONS for kind in ("answer", "specific")]
 OVERFLOWING = """cell => [cell, ...cell.querySelectorAll('pre, .input_area, .output_subarea')]
     .filter(node => node.scrollWidth > node.clientWidth + 1)
     .map(node => `${node.tagName}.${node.className}: ${node.scrollWidth} > ${node.clientWidth}`)"""
-
-
-@pytest.fixture(scope="module")
-def formgrader(request, cycle, tmp_path_factory, shots):
-    """JupyterLab with nbgrader's formgrader, serving a copy of the graded course."""
-    course = tmp_path_factory.mktemp("formgrader") / "course"
-    shutil.copytree(cycle[0], course, ignore=shutil.ignore_patterns("feedback"))
-    questions = five(course, questions=[21])
-    group = next(g for g in questions[0].groups if "perfect" in g.students)
-    row = {"question": "21", "group": group.group, "score": "1.5", "comment": APPLIED}
-    apply_grades(course, check_rows([row], questions))
-    server = start_jupyterlab(course, tmp_path_factory.mktemp("jupyter"), shots / "formgrader.log")
-    request.addfinalizer(server.stop)
-    return server
-
-
-def submission_ids(course: Path) -> dict[str, str]:
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gradebook:
-        return {s.student.id: s.id for s in gradebook.notebook_submissions(NOTEBOOK_ID, ASSIGNMENT)}
 
 
 def test_formgrader_shows_every_answer_rubric_and_check_without_sideways_scrolling(
@@ -293,6 +262,7 @@ def test_a_hand_in_cannot_script_formgrader_or_its_feedback(
     browser, injected, how, shots, tmp_path_factory
 ):
     course = injected[how]
+    # formgrader serves the course that is its server's root: a server of its own for each course
     server = start_jupyterlab(course, tmp_path_factory.mktemp("jupyter"), shots / f"{how}.log")
     try:
         page = browser.new_page(viewport=VIEWPORT)

@@ -16,7 +16,6 @@ import pytest
 import torch
 from support.chromium import require_chromium, unavailable
 
-from viewcopy.course.assignment import NOTEBOOK
 from viewcopy.engine.devices import available_devices
 from viewcopy.engine.measure import measure
 from viewcopy.exercise import catalogue
@@ -27,19 +26,8 @@ require_chromium("VIEWCOPY_REQUIRE_BROWSER")
 
 from playwright.sync_api import expect  # noqa: E402
 from support.axe import AXE_SEES_THE_SHELL, audit, axe_problem, described  # noqa: E402
-from support.browser_lab import (  # noqa: E402 (after the checks: it imports playwright)
-    artifacts,
-    at,
-    cell,
-    keep_console,
-    launch_chromium,
-    output_area,
-    run_all,
-    start_jupyterlab,
-    wait_idle,
-)
+from support.browser_lab import KERNEL_MS, artifacts, at, cell, output_area, run_all  # noqa: E402
 
-KERNEL_MS = 600_000
 REDRAW_MS = 120_000  # one op measured by a busy two-core machine's kernel
 VIEWPORT = {"width": 1400, "height": 1200}
 CONTROLS = ("item", "device", "parent", "expression")
@@ -71,16 +59,9 @@ def notebook(filled):
 
 
 @pytest.fixture(scope="module")
-def page(request, tmp_path_factory, notebook, shots):
+def page(student_tab, notebook, shots):
     """The student's tab after Run All: the explorer's cell is the active one, and has focus."""
-    root = tmp_path_factory.mktemp("student")
-    nbformat.write(notebook, root / NOTEBOOK)
-    lab = start_jupyterlab(root, tmp_path_factory.mktemp("jupyter"), shots / "jupyterlab.log")
-    request.addfinalizer(lab.stop)
-    tab = launch_chromium(request, timeout_ms=60_000).new_page(viewport=VIEWPORT)
-    keep_console(tab, shots / "console.log")
-    tab.goto(lab.url(NOTEBOOK), timeout=120_000)
-    wait_idle(tab, KERNEL_MS)
+    tab, _ = student_tab(notebook, shots, VIEWPORT)
     run_all(tab, at(notebook, "explorer"), KERNEL_MS)
     explorer_cell = cell(tab, at(notebook, "explorer"))
     assert explorer_cell.evaluate("node => node === document.activeElement")

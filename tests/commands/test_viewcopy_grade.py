@@ -19,12 +19,12 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support.command_line import assert_one_line_usage_error
+from support.command_line import assert_one_line_usage_error, started_from_a_terminal
 from support.regrading import (
     BIN,
     HONEST,
+    KEPT,
     KILLS_KERNEL,
-    Cluster,
     assert_graded_as_plain,
     copy_of,
     grades,
@@ -192,12 +192,6 @@ def regraded(hostile, tmp_path_factory):
     return regraded_copy(folder, tmp_path_factory.mktemp("regrade") / "course"), outcomes
 
 
-def _as_from_a_terminal() -> None:
-    """Ctrl-C as a terminal delivers it: a test run started in the background (`cmd &`, nohup)
-    ignores SIGINT, and a child inherits that."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 def start_grading_and_wait_for_the_worker(folder: Path) -> subprocess.Popen:
     """`viewcopy grade` on the honest students, one worker, once it has started the first."""
     command = [
@@ -207,13 +201,7 @@ def start_grading_and_wait_for_the_worker(folder: Path) -> subprocess.Popen:
     ]  # fmt: skip
     log = folder / "grade_logs" / ASSIGNMENT / "worker-0.log"
     log.unlink(missing_ok=True)
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        preexec_fn=_as_from_a_terminal,
-    )
+    process = started_from_a_terminal(command)
     deadline = time.monotonic() + 60
     while "Sanitizing" not in (log.read_text() if log.exists() else ""):
         assert time.monotonic() < deadline, "the worker never started grading"
@@ -264,26 +252,7 @@ def test_a_second_ctrl_c_abandons_the_hand_in_in_flight_and_leaves_no_kernel(reg
 
 
 # --- killed outright, as a cluster's coordinator ----------------------------------------------
-
-KEPT = ("perfect", "typical", "never_locked")
-
-
-@pytest.fixture(scope="module")
-def built(the_class, tmp_path_factory):
-    """Three of the session class's hand-ins and its dead kernel's, never graded: a test grades a
-    copy, and compares with the session's plain `nbgrader autograde` (conftest's `plain`)."""
-    return course_of(the_class, tmp_path_factory.mktemp("cluster") / "built", [*KEPT, KILLS_KERNEL])
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    cluster = Cluster(tmp_path_factory.mktemp("dask"))
-    try:
-        cluster.add_worker("w0")
-        cluster.add_worker("w1")
-        yield cluster
-    finally:
-        cluster.close()
+# conftest's `built` (the class's KEPT hand-ins and the dead kernel's) and `cluster` (Dask).
 
 
 @pytest.mark.cluster

@@ -20,7 +20,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from support.command_line import VIEWCOPY, installed_viewcopy
+from support.command_line import VIEWCOPY, installed_viewcopy, started_from_a_terminal
 from support.servers import free_port
 
 from viewcopy.cli import USAGE_ERROR, main
@@ -151,23 +151,11 @@ def test_the_course_s_configured_db_url_is_the_gradebook_read(tmp_path, enrol, c
 # --- the service itself, as `viewcopy lock-service --data DIR` runs it ------------------------
 
 
-def _as_from_a_terminal() -> None:
-    """Ctrl-C as a terminal delivers it: a test run started in the background ignores SIGINT,
-    and a child inherits that."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-
 @pytest.mark.service
 def test_the_service_answers_until_ctrl_c_and_its_receipts_verify_with_its_key(tmp_path):
     data, port = tmp_path / "data", free_port()
     command = [str(VIEWCOPY), "lock-service", "--data", str(data), "--port", str(port)]
-    process = subprocess.Popen(
-        command,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        preexec_fn=_as_from_a_terminal,
-    )
+    process = started_from_a_terminal(command)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 60

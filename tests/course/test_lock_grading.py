@@ -12,6 +12,7 @@ import nbformat
 import pytest
 from support.course_notebook import ROOT
 from support.servers import start_service, stop
+from support.the_class import synthetic_student
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
@@ -23,12 +24,7 @@ from viewcopy.course.assignment import (
     submission_folder,
 )
 from viewcopy.course.handin import LOCKED_NOT_VERIFIED, LOCKED_VERIFIED
-from viewcopy.demo.synthetic import (
-    Student,
-    hand_in_class,
-    predictions_source,
-    synthetic_class,
-)
+from viewcopy.demo.synthetic import Student, hand_in_class, predictions_source
 from viewcopy.exercise.predictions import TWENTY, parse_predictions
 from viewcopy.grading.grade import GRADED, SANDBOXED, grade
 from viewcopy.instructor.master import measured_predictions
@@ -58,7 +54,7 @@ def course(tmp_path_factory):
     root = tmp_path_factory.mktemp("locked")
     data, course = root / "locks", root / "course"
     process, url = start_service(data)
-    perfect = {s.student_id: s for s in synthetic_class(ROOT)}["perfect"]
+    perfect = synthetic_student("perfect")
     cheat_sheet = peeked()
     students = {
         "honest": Student("honest", "locks with the service", perfect.cells),

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from support.regrading import (
+    KEPT,
     KILLS_KERNEL,
     Cluster,
     assert_graded_as_plain,
@@ -24,7 +25,7 @@ from support.regrading import (
     wait_for,
 )
 from support.sandboxing import sandbox_or_skip
-from support.the_class import course_of, everyone
+from support.the_class import everyone
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
@@ -43,26 +44,6 @@ from viewcopy.grading.record import GradeError
 pytestmark = [pytest.mark.cluster, pytest.mark.postgres, pytest.mark.course, pytest.mark.sandbox]
 
 sandbox_or_skip()
-
-KEPT = ("perfect", "typical", "never_locked")
-
-
-@pytest.fixture(scope="module")
-def built(the_class, tmp_path_factory):
-    """Three of the session class's hand-ins and its dead kernel's, never graded: each test grades
-    a copy, and compares with the session's plain `nbgrader autograde` (conftest's `plain`)."""
-    return course_of(the_class, tmp_path_factory.mktemp("cluster") / "built", [*KEPT, KILLS_KERNEL])
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    cluster = Cluster(tmp_path_factory.mktemp("dask"))
-    try:
-        cluster.add_worker("w0")
-        cluster.add_worker("w1")
-        yield cluster
-    finally:
-        cluster.close()
 
 
 def in_background(work) -> tuple[threading.Thread, dict]:

@@ -31,19 +31,26 @@ USER_SETTINGS = {
 }
 # Error and stderr outputs, as JupyterLab marks them.
 STDERR = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.stderr"]'
+KERNEL_MS = 600_000
+"""How long a notebook's kernel may take: the whole notebook on a busy two-core machine (torch
+imported, the twenty measured)."""
 
 
 @dataclass(frozen=True)
 class JupyterLab:
-    """A running JupyterLab server serving `root`."""
+    """A running JupyterLab server serving `root`, its Jupyter state in `home`."""
 
     process: subprocess.Popen
     port: int
     token: str
     root: Path
+    home: Path
 
-    def url(self, notebook: str) -> str:
-        return f"http://127.0.0.1:{self.port}/lab/tree/{notebook}?token={self.token}"
+    def url(self, notebook: str, workspace: str | None = None) -> str:
+        """The notebook (relative to the root) opened in JupyterLab; in a workspace of its own when
+        named (the default workspace reopens every notebook a page before left open)."""
+        where = "lab" if workspace is None else f"lab/workspaces/{workspace}"
+        return f"http://127.0.0.1:{self.port}/{where}/tree/{notebook}?token={self.token}"
 
     def ready(self) -> bool:
         try:
@@ -77,6 +84,20 @@ class JupyterLab:
         """Close the session and shut its kernel down."""
         self.api("DELETE", f"sessions/{session_id}")
 
+    def close_notebooks_in(self, folder: Path) -> None:
+        """Close every session of a notebook in `folder` (under the root): their kernels stop."""
+        for session in self.api("GET", "sessions"):
+            if (self.root / session["path"]).parent == folder:
+                self.close_notebook(session["id"])
+
+    def use_settings(self, overrides: dict[str, dict] | None = None) -> None:
+        """The user settings of the pages loaded from now on (the server reads them at each page
+        load): USER_SETTINGS, each plugin in `overrides` replaced. Called with none, it puts back
+        USER_SETTINGS alone, dropping what a page saved (a theme picked from the palette)."""
+        folder = self.home / "user-settings"
+        shutil.rmtree(folder, ignore_errors=True)
+        write_user_settings(folder, {**USER_SETTINGS, **(overrides or {})})
+
     def stop(self) -> None:
         """SIGTERM (the server shuts its kernels down), then SIGKILL if it hangs."""
         if self.process.poll() is None:
@@ -98,8 +119,8 @@ def lab_environment(home: Path) -> dict[str, str]:
     return env
 
 
-def write_user_settings(folder: Path) -> None:
-    for plugin, values in USER_SETTINGS.items():
+def write_user_settings(folder: Path, settings: dict[str, dict] = USER_SETTINGS) -> None:
+    for plugin, values in settings.items():
         path = folder / f"{plugin}.jupyterlab-settings"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(values))
@@ -128,7 +149,7 @@ def start_jupyterlab(root: Path, home: Path, log: Path, timeout: float = 180) ->
         process = subprocess.Popen(
             command, cwd=root, env=lab_environment(home), stdout=sink, stderr=subprocess.STDOUT
         )
-    lab = JupyterLab(process, port, token, root)
+    lab = JupyterLab(process, port, token, root, home)
     deadline = time.monotonic() + timeout
     while not lab.ready():
         if process.poll() is not None or time.monotonic() > deadline:

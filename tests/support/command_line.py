@@ -5,6 +5,7 @@ of its own (tests/commands/, one module per command; conftest's `viewcopy` fixtu
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -28,3 +29,21 @@ def assert_one_line_usage_error(done: subprocess.CompletedProcess, says: str) ->
     assert done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1 and says in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def started_from_a_terminal(command: list[str]) -> subprocess.Popen:
+    """`command` in a process of its own that Ctrl-C reaches as a terminal delivers it; what it
+    prints, stdout and stderr together, readable as text from its stdout."""
+    return subprocess.Popen(
+        command,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        preexec_fn=_as_from_a_terminal,
+    )
+
+
+def _as_from_a_terminal() -> None:
+    """SIGINT back to its default: a test run started in the background (`cmd &`, nohup) ignores
+    SIGINT, and a child inherits that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

@@ -27,6 +27,8 @@ BIN = Path(sys.executable).parent
 HONEST = tuple(HONEST_COPIES)
 KILLS_KERNEL = "exits_kernel"
 """The hostile corpus's hand-in whose classify kills its kernel (and the class's of that name)."""
+KEPT = ("perfect", "typical", "never_locked")
+"""The class's hand-ins that the cluster tests grade, beside KILLS_KERNEL's (conftest's `built`)."""
 
 
 def regraded_copy(graded: Path, to: Path) -> Path:

@@ -212,6 +212,11 @@ def frozen_hand_ins(perfect: Student) -> list[Student]:
     ]
 
 
+def synthetic_student(student_id: str) -> Student:
+    """The student of the synthetic class (viewcopy.demo.synthetic) with this id."""
+    return next(s for s in synthetic_class(ROOT) if s.student_id == student_id)
+
+
 def profiles() -> list[Student]:
     """The synthetic class, the tampered hand-ins and the frozen ones: the cycle's students."""
     base = {s.student_id: s for s in synthetic_class(ROOT)}
