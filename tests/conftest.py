@@ -148,3 +148,13 @@ def service(tmp_path_factory):
     process, url = start_service(data_dir)
     yield data_dir, url
     stop(process)
+
+
+@pytest.fixture(scope="session")
+def chromium(request):
+    """Headless Chromium for the whole session: the browser tests, the hub's and the LTI
+    launch's open their pages in it (one sync Playwright a process: a second one started inside
+    the first's event loop fails)."""
+    from support.browser_lab import launch_chromium
+
+    return launch_chromium(request)

@@ -34,12 +34,10 @@ def filled(fifteen):
 
 
 @pytest.fixture(scope="session")
-def browser(request):
-    """Headless Chromium for the session; every test or module opens its own page in it (a page
-    is a browser context of its own: no storage shared)."""
-    from support.browser_lab import launch_chromium
-
-    return launch_chromium(request, timeout_ms=60_000)
+def browser(chromium):
+    """The session's headless Chromium (tests/conftest.py); every test or module opens its own
+    page in it (a page is a browser context of its own: no storage shared)."""
+    return chromium
 
 
 @pytest.fixture(scope="session")

@@ -47,7 +47,7 @@ from viewcopy.report.build import build_report
 REQUIRED = "VIEWCOPY_REQUIRE_HUB"
 try:  # a declared test tool; where it is missing, hub_or_skip says so and skips the hub's tests
     from playwright.sync_api import Page, expect
-    from support.browser_lab import launch_chromium, output_area, replace_source, run_all, wait_idle
+    from support.browser_lab import output_area, patient, replace_source, run_all, wait_idle
 except ModuleNotFoundError:
     pass
 
@@ -101,9 +101,11 @@ def hub(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def browser(request):
+def browser(chromium):
+    """The session's Chromium, `expect` waiting longer on the hub's pages."""
     hub_or_skip()
-    return launch_chromium(request, timeout_ms=120_000)
+    with patient(120_000):
+        yield chromium
 
 
 def log_in(browser, hub: RunningHub, user: str) -> Page:

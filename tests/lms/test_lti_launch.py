@@ -53,7 +53,7 @@ require_hub("VIEWCOPY_REQUIRE_HUB")
 
 import requests  # noqa: E402
 from playwright.sync_api import expect  # noqa: E402
-from support.browser_lab import launch_chromium  # noqa: E402 (after the checks: playwright)
+from support.browser_lab import patient  # noqa: E402 (after the checks: playwright)
 
 from viewcopy.hub.lti_login import hub_name  # noqa: E402 (needs jupyterhub)
 
@@ -125,8 +125,10 @@ def hub(tmp_path_factory, platform):
 
 
 @pytest.fixture(scope="module")
-def browser(request):
-    return launch_chromium(request, timeout_ms=120_000)
+def browser(chromium):
+    """The session's Chromium, `expect` waiting longer on the hub's pages."""
+    with patient(120_000):
+        yield chromium
 
 
 @pytest.fixture(scope="module")

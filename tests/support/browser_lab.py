@@ -5,6 +5,7 @@ No viewcopy logic here: starting and stopping the server, and finding cells and 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -15,6 +16,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -160,15 +162,30 @@ def start_jupyterlab(root: Path, home: Path, log: Path, timeout: float = 180) ->
     return lab
 
 
-def launch_chromium(request, timeout_ms: float) -> Browser:
+EXPECT_MS = 60_000
+"""How long `expect` waits, unless a module's pages are slower to answer (`patient`)."""
+
+
+def launch_chromium(request) -> Browser:
     """Debian's Chromium, headless, closed when the requesting fixture's scope ends; `expect`
-    waits up to `timeout_ms`."""
+    waits up to EXPECT_MS. One a process: a second sync Playwright started inside the first's
+    event loop fails, so the session's one (conftest's `chromium`) serves every test."""
     playwright = sync_playwright().start()
     request.addfinalizer(playwright.stop)
     chromium = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
     request.addfinalizer(chromium.close)
-    expect.set_options(timeout=timeout_ms)
+    expect.set_options(timeout=EXPECT_MS)
     return chromium
+
+
+@contextlib.contextmanager
+def patient(timeout_ms: float) -> Iterator[None]:
+    """`expect` waits up to `timeout_ms` inside (a hub's pages answer slower), EXPECT_MS after."""
+    expect.set_options(timeout=timeout_ms)
+    try:
+        yield
+    finally:
+        expect.set_options(timeout=EXPECT_MS)
 
 
 def artifacts(name: str) -> Path:
