@@ -19,10 +19,17 @@ from viewcopy.engine.command import (
 )
 
 
+def add_assignment_arguments(parser: argparse.ArgumentParser, *, graded: bool = False) -> None:
+    """The assignment (the course's own by default) and `--course`, as every command that works
+    on a course folder takes them (`graded`: the command reads a graded course)."""
+    parser.add_argument("assignment", nargs="?", default=ASSIGNMENT)
+    what = "the graded nbgrader course folder" if graded else "the nbgrader course folder"
+    parser.add_argument("--course", default=".", help=what)
+
+
 def add_course_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("action", choices=("check",))
-    parser.add_argument("assignment", nargs="?", default=ASSIGNMENT)
-    parser.add_argument("--course", default=".", help="the nbgrader course folder")
+    add_assignment_arguments(parser)
 
 
 def run_course(args: argparse.Namespace) -> str:

@@ -6,14 +6,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from viewcopy.course.assignment import ASSIGNMENT
+from viewcopy.course.commands import add_assignment_arguments
 from viewcopy.engine.command import Command, UsageError
 from viewcopy.five.groups import DEFAULT_THRESHOLD
 
 
 def add_five_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("assignment", nargs="?", default=ASSIGNMENT)
-    parser.add_argument("--course", default=".", help="the graded nbgrader course folder")
+    add_assignment_arguments(parser, graded=True)
     parser.add_argument(
         "--question",
         type=int,

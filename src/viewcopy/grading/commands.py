@@ -7,13 +7,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from viewcopy.course.assignment import ASSIGNMENT
+from viewcopy.course.commands import add_assignment_arguments
 from viewcopy.engine.command import Command, SubmissionsFailed, positive
 
 
 def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("assignment", nargs="?", default=ASSIGNMENT)
-    parser.add_argument("--course", default=".", help="the nbgrader course folder")
+    add_assignment_arguments(parser)
     parser.add_argument("--jobs", type=positive, default=None, help="workers (default: cores)")
     parser.add_argument("--student", default="*", help="student ids to grade (shell pattern)")
     parser.add_argument("--force", action="store_true", help="regrade what is already graded")

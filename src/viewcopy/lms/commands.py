@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT
+from viewcopy.course.commands import add_assignment_arguments
 from viewcopy.engine.command import Command, add_actions, by_name
 from viewcopy.lms.errors import LmsError
 from viewcopy.lms.registration import (
@@ -159,8 +160,7 @@ ROSTER = Command(
 
 
 def add_push_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("assignment", nargs="?", default=ASSIGNMENT)
-    parser.add_argument("--course", default=".", help="the graded nbgrader course folder")
+    add_assignment_arguments(parser, graded=True)
 
 
 def run_push(args: argparse.Namespace) -> str:

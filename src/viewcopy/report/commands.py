@@ -6,13 +6,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from viewcopy.course.assignment import ASSIGNMENT
+from viewcopy.course.commands import add_assignment_arguments
 from viewcopy.engine.command import Command
 
 
 def add_report_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("assignment", nargs="?", default=ASSIGNMENT)
-    parser.add_argument("--course", default=".", help="the graded nbgrader course folder")
+    add_assignment_arguments(parser, graded=True)
     parser.add_argument("--out", help="where to write (default: <course>/reports/<assignment>)")
 
 
