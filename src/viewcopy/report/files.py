@@ -176,6 +176,7 @@ def distribution(part: PartDistribution) -> Figure:
     labels = [f"{low:g}-{high:g}" for low, high, _ in bins]
     bars = axes.bar(labels, [count for _, _, count in bins], color="#4c72b0")
     axes.bar_label(bars, padding=2)
+    axes.set_ylim(0, max(1, *(count for _, _, count in bins)) * 1.2)
     axes.set_xlabel(f"points (of {part.points:g}; each bin holds its low end)")
     axes.set_ylabel("students")
     waiting = f"; {part.waiting} wait for a score" if part.waiting else ""
