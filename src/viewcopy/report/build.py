@@ -5,6 +5,8 @@ It reads the nbgrader course folder and runs none of the students' code: PREDICT
 from `submitted/` (viewcopy.course.handin), the classify tests' printed misses from
 `autograded/` (viewcopy.notebook.miss_lines), the scores from `gradebook.db` (opened read-only).
 Predictions are judged against the truth measured on this machine, never against a typed key.
+Each op is also analysed as a test item (report.item_analysis), and each graded part's scores
+gathered (report.distributions).
 """
 
 from __future__ import annotations
@@ -44,6 +46,8 @@ from viewcopy.grading.record import not_graded
 from viewcopy.grading.versions import versions_of
 from viewcopy.notebook.miss_lines import Miss, parse_misses
 from viewcopy.notebook.rules_after import held_share, next_ops_held
+from viewcopy.report.distributions import part_distributions
+from viewcopy.report.item_analysis import next_items, twenty_items
 from viewcopy.report.numbers import (
     ClassReport,
     FamilyTransfer,
@@ -83,6 +87,7 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
     students = tuple(replace(line, given=given.get(line.student)) for line in lines)
     judged = [h for h in handins if h.before_looking is not None]
     graded = {cell for line in students for cell in line.grades}
+    items, reliability = twenty_items(judged, table)
     return ClassReport(
         assignment=assignment,
         course=course,
@@ -104,6 +109,9 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
         transfer=_transfer(students),
         thought_free=_thought_free(handins),
         versions=versions_of(course, assignment),
+        items=items + next_items(judged, policy, assignment),
+        reliability=reliability,
+        distributions=part_distributions(students, settings.parts),
     )
 
 

@@ -1,4 +1,5 @@
-"""The class report's files: every number in one CSV, and one PNG per figure.
+"""The class report's files: every number in one CSV, one PNG per figure and per graded part's
+score distribution, and report.html (report.page) with the item analysis and the distributions.
 
 Each figure is one function returning a matplotlib Figure (no pyplot): no GUI and no global
 backend are needed; `Figure.savefig` writes PNG with Agg.
@@ -7,7 +8,9 @@ backend are needed; `Figure.savefig` writes PNG with Agg.
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Callable
+from io import BytesIO
 from pathlib import Path
 
 from matplotlib.axes import Axes
@@ -17,7 +20,9 @@ from matplotlib.ticker import MaxNLocator
 from viewcopy.course.assignment import CLASSIFY_CELLS
 from viewcopy.exercise.predictions import VERDICT_CHOICES
 from viewcopy.exercise.scoring import PASS_MARK
-from viewcopy.report.numbers import ClassReport
+from viewcopy.files.atomic import write_atomically
+from viewcopy.report.numbers import ClassReport, PartDistribution
+from viewcopy.report.page import report_page
 from viewcopy.report.rows import rows
 
 WIDTH = 9.0
@@ -163,6 +168,29 @@ def transfer(report: ClassReport) -> Figure:
     return figure
 
 
+def distribution(part: PartDistribution) -> Figure:
+    """One graded part's scores: students per score bin (report.distributions says it in
+    words)."""
+    figure, axes = _figure(2.8)
+    bins = part.bins
+    labels = [f"{low:g}-{high:g}" for low, high, _ in bins]
+    bars = axes.bar(labels, [count for _, _, count in bins], color="#4c72b0")
+    axes.bar_label(bars, padding=2)
+    axes.set_ylim(0, max(1, *(count for _, _, count in bins)) * 1.2)
+    axes.set_xlabel(f"points (of {part.points:g}; each bin holds its low end)")
+    axes.set_ylabel("students")
+    waiting = f"; {part.waiting} wait for a score" if part.waiting else ""
+    axes.set_title(f"{part.part}: {len(part.scores)} students scored{waiting}")
+    _counting(axes.yaxis)
+    return figure
+
+
+def _png(figure: Figure) -> bytes:
+    buffer = BytesIO()
+    figure.savefig(buffer, format="png", dpi=110)
+    return buffer.getvalue()
+
+
 FIGURES: dict[str, Callable[[ClassReport], Figure]] = {
     "misconceptions": misconception_map,
     "lock_status": lock_status,
@@ -175,7 +203,8 @@ FIGURES: dict[str, Callable[[ClassReport], Figure]] = {
 
 
 def write_report(report: ClassReport, out: Path) -> list[Path]:
-    """`report.csv` (section,key,measure,value: every number) and one PNG per figure."""
+    """`report.csv` (section,key,measure,value: every number), one PNG per figure and per graded
+    part's distribution (`distribution_<n>_<part>.png`), and `report.html`."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     table = out / "report.csv"
@@ -188,4 +217,9 @@ def write_report(report: ClassReport, out: Path) -> list[Path]:
         figure = draw(report)
         figure.savefig(out / f"{name}.png", dpi=110)
         written.append(out / f"{name}.png")
+    drawn = [(part, _png(distribution(part))) for part in report.distributions]
+    for index, (part, data) in enumerate(drawn, start=1):
+        slug = re.sub(r"[^a-z0-9]+", "_", part.part.lower()).strip("_")
+        written.append(write_atomically(out / f"distribution_{index}_{slug}.png", data))
+    written.append(write_atomically(out / "report.html", report_page(report, drawn)))
     return written

@@ -1,6 +1,8 @@
 """The class report's numbers, each a named type: what one student did (`StudentLine`), per
 family (`FamilyTransfer`, `RulesHeld`), per item, classify case, question and production line
-(`ItemMisses`, `TrapMisses`, `Specificity`, `ThoughtFree`), and the whole class (`ClassReport`).
+(`ItemMisses`, `TrapMisses`, `Specificity`, `ThoughtFree`), each op as a test item
+(`ItemAnalysis`), the twenty as a test (`Reliability`), each graded part's scores
+(`PartDistribution`), and the whole class (`ClassReport`).
 `report.build` fills them from a graded course; `report.rows`, `report.summary` and
 `report.files` show them.
 """
@@ -24,6 +26,7 @@ from viewcopy.course.handin import (
 from viewcopy.exercise.scoring import CARD, PASS_MARK, BaseRate
 from viewcopy.grading.versions import HandInVersions
 from viewcopy.notebook.miss_lines import Miss
+from viewcopy.report.item_statistics import ItemStatistics
 
 REFUSED = "tried to lock after the reveal"
 """The lock section's count of students whose late locks the lock service refused."""
@@ -165,6 +168,69 @@ class ItemMisses:
         return len(self.students)
 
 
+TWENTY_ITEMS, NEXT_ITEMS = "the twenty", "next ops"
+"""The two parts whose operations are analysed as test items."""
+
+
+@dataclass(frozen=True)
+class ItemAnalysis:
+    """One operation as a test item (report.item_analysis): its statistics over the students
+    counted for its part, and the most common wrong verdict with the rules given for it (each
+    distinct rule once, the most frequent first)."""
+
+    part: str
+    key: str
+    expr: str
+    statistics: ItemStatistics
+    wrong_verdict: str = ""
+    wrong_count: int = 0
+    rules: tuple[str, ...] = ()
+
+    @property
+    def flagged(self) -> bool:
+        """Discriminates below 0.2 or negatively: a misleading op or a measurement to look at."""
+        return self.statistics.flagged
+
+    @property
+    def label(self) -> str:
+        return f"{self.key} `{self.expr}`"
+
+
+@dataclass(frozen=True)
+class Reliability:
+    """KR-20 of the twenty as a test over the students judged before looking (None: too few
+    students, or totals that do not vary)."""
+
+    students: int
+    items: int
+    kr20: float | None
+
+
+@dataclass(frozen=True)
+class PartDistribution:
+    """One graded part's scores from the gradebook (exercise.graded_parts.course_parts): the
+    score of each student all of whose cells in it are scored, and how many still wait for a
+    score (a hand-graded cell not graded yet)."""
+
+    part: str
+    points: float
+    scores: tuple[float, ...]
+    waiting: int = 0
+
+    @property
+    def bins(self) -> tuple[tuple[float, float, int], ...]:
+        """(low, high, students) per bin: one a point up to 10 points, else ten equal bins; each
+        bin holds its low end, the last its high end too."""
+        count = int(self.points) if self.points == int(self.points) and self.points <= 10 else 10
+        count = max(count, 1)
+        width = self.points / count if self.points else 1.0
+        edges = [i * width for i in range(count + 1)]
+        held = [0] * count
+        for score in self.scores:
+            held[min(int(score // width), count - 1) if width else 0] += 1
+        return tuple((edges[i], edges[i + 1], held[i]) for i in range(count))
+
+
 @dataclass(frozen=True)
 class TrapMisses:
     """One classify test case and the students it caught: wrong answers, and crashes or junk."""
@@ -219,6 +285,12 @@ class ClassReport:
     """Each line of the production forward that copies, and who said "no copy"."""
     versions: Mapping[str, HandInVersions] = field(default_factory=dict)
     """Per student, the release that made their lock and the one that graded them."""
+    items: tuple[ItemAnalysis, ...] = ()
+    """The twenty, then the next ops students drew, as test items (report.item_analysis)."""
+    reliability: Reliability | None = None
+    """KR-20 of the twenty."""
+    distributions: tuple[PartDistribution, ...] = ()
+    """Per graded part, its scores from the gradebook."""
 
     def versions_said(self, student: str) -> tuple[str, str]:
         """(lock's release, grader's release) as the report writes them."""

@@ -26,7 +26,11 @@ def rows(report: ClassReport) -> Iterator[Row]:
     made the lock and the one that graded it (`before versions`: none recorded), the score the
     LMS is given (the push's and the import file's number), totals), grades
     (gradebook score per cell; empty: graded by hand), grade_max, classify_runs, traps (per
-    case), specificity (per question), problems.
+    case), specificity (per question), problems; items (per op of the twenty, `item N`, and per
+    next op drawn, by id: its part, students, share_right, point_biserial, upper_lower, flag,
+    common_wrong and how many said it, and `no_discrimination`: why there is no correlation),
+    class kr20 (of the twenty), distribution (per graded part: points, students scored, waiting,
+    and students per score bin).
     """
     for section in SECTIONS:
         yield from section(report)
@@ -67,6 +71,35 @@ def _misconceptions(report: ClassReport) -> Iterator[Row]:
         yield "misconceptions", key, "wrong", m.wrong
         for verdict in VERDICT_CHOICES:
             yield "misconceptions", key, f"said {verdict}", m.said.get(verdict, 0)
+
+
+def _items(report: ClassReport) -> Iterator[Row]:
+    for a in report.items:
+        stats, key = a.statistics, a.key
+        yield "items", key, "part", a.part
+        yield "items", key, "expr", a.expr
+        yield "items", key, "students", stats.students
+        yield "items", key, "share_right", _rounded(stats.share_right)
+        yield "items", key, "point_biserial", _rounded(stats.point_biserial)
+        yield "items", key, "upper_lower", _rounded(stats.upper_lower)
+        if stats.why:
+            yield "items", key, "no_discrimination", stats.why
+        yield "items", key, "flag", int(a.flagged)
+        yield "items", key, "common_wrong", a.wrong_verdict
+        yield "items", key, "common_wrong_students", a.wrong_count
+    if report.reliability is not None:
+        yield "class", report.assignment, "kr20", _rounded(report.reliability.kr20)
+        yield "class", report.assignment, "kr20_students", report.reliability.students
+    for d in report.distributions:
+        yield "distribution", d.part, "points", d.points
+        yield "distribution", d.part, "students", len(d.scores)
+        yield "distribution", d.part, "waiting", d.waiting
+        for low, high, count in d.bins:
+            yield "distribution", d.part, f"{low:g}-{high:g}", count
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 4)
 
 
 def _lock_production_transfer(report: ClassReport) -> Iterator[Row]:
@@ -132,6 +165,7 @@ SECTIONS: tuple[Callable[[ClassReport], Iterator[Row]], ...] = (
     _class,
     _rules_after,
     _misconceptions,
+    _items,
     _lock_production_transfer,
     _students,
     _grades,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from viewcopy.exercise.scoring import CARD, PASS_MARK
+from viewcopy.report.item_words import reliability, worth_a_look_line
 from viewcopy.report.numbers import MEMORISED_BELOW, ClassReport
 
 
@@ -16,6 +17,7 @@ def terminal_summary(report: ClassReport) -> str:
         f"most mispredicted (of {report.judged}): "
         + _listed(f"{m.item} {m.expr} ({m.wrong})" for m in worst if m.wrong)
     )
+    lines.append(f"{worth_a_look_line(report.items)}; {reliability(report.reliability)}")
     traps = [t for t in report.traps if t.wrong][:5]
     lines.append(
         "classify cases answered wrong most: "
