@@ -1,6 +1,8 @@
 """Hand-ins that look alike (viewcopy.report.similarity): the unit tests compare classify cells
 and rules written here by hand; the brute-force check runs copydetect's own CopyDetector over
-files, every pair, as an instructor would run copydetect by hand.
+files, every pair, as an instructor would run copydetect by hand; the course test reads the
+session's graded class (conftest's `cycle`), in which `renamed` hands in `fifteen`'s work under
+other names.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from copydetect import CopyDetector
 from support.course_notebook import ROOT
 
 from viewcopy.course.assignment import NOTEBOOK, RULES_AFTER_CELL, grade_id
-from viewcopy.demo.synthetic import FIFTEEN_WRONG, rules_after
+from viewcopy.demo.synthetic import FIFTEEN_WRONG, rules_after, synthetic_class
 from viewcopy.report.similarity import (
     CLASSIFY_CELL,
     COMMON,
@@ -278,3 +280,41 @@ def test_the_synthetic_rules_share_template_sentences_that_stay_below_the_thresh
     fifteen = rules_after(FIFTEEN_WRONG)
     copy = compare([text("a", BY_BASE, fifteen), text("b", BY_BASE, fifteen)], STARTER)
     assert [p.score for p in copy] == [1.0]
+
+
+def handed_in_cells(course: Path) -> dict[tuple[str, str], set[str]]:
+    """The hand-ins of the course by what they hold in the compared cells, text for text."""
+    groups: dict[tuple[str, str], set[str]] = {}
+    for folder in (course / "submitted").glob("*/view_or_copy"):
+        notebook = nbformat.read(folder / NOTEBOOK, as_version=4)
+        cells = {grade_id(c): c.source for c in notebook.cells}
+        held = (cells.get(CLASSIFY_CELL, ""), cells.get(RULES_AFTER_CELL, ""))
+        groups.setdefault(held, set()).add(folder.parent.name)
+    return groups
+
+
+@pytest.mark.course
+def test_on_the_session_s_class_exactly_the_copying_pair_is_listed(cycle):
+    """Among the synthetic class, only `fifteen` and `renamed`. The session's class also holds
+    test hand-ins that hand in a profile's cells again verbatim (support.the_class's tampered
+    ones): each is listed with that profile (and so with `renamed` where it is `fifteen`'s), and
+    with nobody else, unless those cells are the common stock of more than COMMON hand-ins (the
+    master's model classify, which most profiles hand in)."""
+    course, _ = cycle
+    pairs = similar_pairs(course)
+    listed = {frozenset((p.first, p.second)) for p in pairs}
+    synthetic = {s.student_id for s in synthetic_class(ROOT)}
+    assert {pair for pair in listed if pair <= synthetic} == {frozenset(("fifteen", "renamed"))}
+    starter, _ = read_texts(course)
+    groups = handed_in_cells(course)
+    same = [g for cells, g in groups.items() if cells != tuple(starter.values())]
+    expected = {
+        frozenset(pair) for g in same if len(g) <= COMMON for pair in combinations(sorted(g), 2)
+    }
+    fifteen = next(g for g in same if "fifteen" in g)
+    expected |= {frozenset(("renamed", s)) for s in fifteen}
+    assert expected > {frozenset(("fifteen", "renamed"))}
+    assert any(len(g) > COMMON for g in same), "the model classify is common stock"
+    assert listed == expected
+    for p in pairs:
+        assert p.score >= THRESHOLD and p.passages
