@@ -5,7 +5,7 @@ gradebook holds, read through nbgrader's own API and its `nbgrader export` CSV (
 demo's code), and against what each synthetic profile must score (support.oracles); every
 synthetic student is there, nothing failed, and it says what to do next.
 
-Slow: eleven students' notebooks run, then graded (about a minute and a half on two cores).
+Slow: twelve students' notebooks run, then graded (about a minute and a half on two cores).
 """
 
 from __future__ import annotations

@@ -91,6 +91,14 @@ EXPECTED = {
         (pytest.mark.hub,),
         hub_or_skip,
     ),
+    "bench_similarity.py": Benchmark(
+        (
+            rf"^\d+ hand-ins: similarity in {NUMBER} s, \d+ pairs listed$",
+            r"^planted pairs listed: \d+/\d+$",
+            r"^other pairs listed: \d+$",
+            rf"^planted pairs' scores \(threshold {NUMBER}\): {NUMBER}(, {NUMBER})*$",
+        ),
+    ),
     "grading.py": Benchmark(
         (
             rf"^floor: kernel, import torch, shutdown +{NUMBER}s +{NUMBER}s +{RATIO}",

@@ -22,7 +22,6 @@ import nbformat
 from nbclient import NotebookClient
 
 from viewcopy.course.assignment import (
-    ASSIGNMENT,
     NEXT_PREDICTIONS_CELL,
     NOTEBOOK,
     grade_id,
@@ -39,6 +38,12 @@ from viewcopy.demo.answers import (
     RIGHT,
     Voice,
     answer_source,
+)
+from viewcopy.demo.classifiers import (  # noqa: F401 (CLASSIFIERS, model_classify: named here)
+    CLASSIFIERS,
+    RENAMED_BASE,
+    classify_source,
+    model_classify,
 )
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
@@ -61,42 +66,6 @@ MEMORY = "the same as in the lecture's answers"
 """The memoriser's rule for every one of the twenty: a memory, not a rule of storage."""
 SPECIFIC = Voice(RIGHT, 0)
 """The five answered right, in the first words of each meaning."""
-MODEL_CLASSIFY = "classify"
-"""The grade id of the master's classify cell: the model answer the `storage` student hands in."""
-
-CLASSIFIERS: dict[str, str] = {
-    "storage_pointer": '''
-    same = op_result.untyped_storage().data_ptr() == parent.untyped_storage().data_ptr()
-    return "view" if same else "copy"''',
-    "data_ptr": '''
-    return "view" if op_result.data_ptr() == parent.data_ptr() else "copy"''',
-    "base": '''
-    root = op_result._base if op_result._base is not None else op_result
-    return "view" if root is parent or op_result is parent else "copy"''',
-    "crash": """
-    raise RuntimeError("not finished yet")""",
-}
-
-
-def classify_source(kind: str, repo: Path) -> str:
-    """A student's classify cell using the approach `kind`; `storage` is the master's own model
-    answer (from `repo`'s source notebook), as a student who solved it hands it in."""
-    if kind == "storage":
-        return model_classify(repo)
-    return (
-        'def classify(op_result, parent):\n    """Return \'view\' or \'copy\'."""'
-        + CLASSIFIERS[kind]
-        + "\n"
-    )
-
-
-def model_classify(repo: Path) -> str:
-    """The master's classify cell without its solution markers."""
-    master = nbformat.read(repo / "source" / ASSIGNMENT / NOTEBOOK, as_version=4)
-    (source,) = [c.source for c in master.cells if grade_id(c) == MODEL_CLASSIFY]
-    markers = ("### BEGIN SOLUTION", "### END SOLUTION")
-    kept = [line for line in source.splitlines() if line.strip() not in markers]
-    return "\n".join(kept) + "\n"
 
 
 def sheet_source(part: Part, sheet: Mapping) -> str:
@@ -212,8 +181,9 @@ TYPICAL_WRONG, FIFTEEN_WRONG = (8, 14, 16), (3, 8, 12, 16, 20)
 
 
 def synthetic_class(repo: Path) -> list[Student]:
-    """Eleven profiles, each a distinct path through the grading policy (`repo`: the course
-    repository, whose master holds the model classify)."""
+    """Twelve profiles: eleven distinct paths through the grading policy, and `renamed`, who hands
+    in `fifteen`'s work under other names (the report's similarity list shows the pair; `repo`:
+    the course repository, whose master holds the model classify)."""
     sheets = Sheets(repo, measured_predictions(), measured_truth())
     return [*_learners(sheets), *_slips(sheets)]
 
@@ -281,13 +251,22 @@ def _slips(sheets: Sheets) -> list[Student]:
     """The profiles who slip: fewer right, an edit after the lock, never run, a wrong or crashing
     classify, nothing at all."""
     filled = sheets.filled
+    fifteen = filled(
+        FIFTEEN_WRONG, FIFTEEN_WRONG, "base", Voice(MISCONCEPTION, 1, ((21, ONE_WORD, 0),))
+    )
     return [
         Student(
             "fifteen",
             "15/20 with rules for every miss, misconceptions and a one-word answer, _base classify",
-            filled(
-                FIFTEEN_WRONG, FIFTEEN_WRONG, "base", Voice(MISCONCEPTION, 1, ((21, ONE_WORD, 0),))
-            ),
+            fifteen,
+            wrong_items=FIFTEEN_WRONG,
+            classifier="base",
+        ),
+        Student(
+            "renamed",
+            "fifteen's hand-in again: its classify with every name changed and the functions "
+            "reordered, its rules as they were",
+            {**fifteen, "classify": RENAMED_BASE},
             wrong_items=FIFTEEN_WRONG,
             classifier="base",
         ),
