@@ -169,7 +169,12 @@ def test_it_says_what_to_do_next_and_each_file_it_names_is_there(demo):
         assert Path(feedback.replace("<student>", student)).is_file(), student
     assert lines["grades"].strip() == f"{course / 'grades.csv'} (nbgrader export)"
     assert lines["gradebook"].strip().startswith(f"{course / 'gradebook.db'};")
-    assert lines["report"].strip() == f"viewcopy report --course {course}"
+    report = course / "reports" / ASSIGNMENT / "report.html"
+    assert lines["report"].strip() == f"{report} (again: viewcopy report --course {course})"
+    assert report.read_text().startswith("<!DOCTYPE html>")
+    assert lines["worth a look"].count("`") == 6, lines["worth a look"]  # three ops named
+    pair = lines["hand-ins that look alike"].split(" (")[0].strip()
+    assert set(pair.split(" and ")) == {"fifteen", "renamed"}  # the copying pair, no other
     guide = ROOT / "docs" / "instructors.md"
     assert lines["next"].strip() == f"{guide} (what to do next, step by step)"
     assert "## After the demo: what to do next" in guide.read_text()

@@ -28,3 +28,16 @@ def test_the_report_command_writes_beside_the_course_and_exits_0(cycle, capsys):
     folder = course / "reports" / "view_or_copy"
     assert (folder / "report.csv").is_file()
     assert all((folder / f"{name}.png").read_bytes().startswith(PNG) for name in FIGURES)
+    assert out.rstrip().endswith(f"open {folder / 'report.html'}")
+    assert (folder / "report.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_the_report_command_names_three_items_and_the_pair_to_look_at(cycle, capsys):
+    course, _ = cycle
+    assert cli.main(["report", "--course", str(course), "--out", str(course / "r")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    (worth,) = [line for line in lines if line.startswith("worth a look: ")]
+    assert worth.count("`") == 6, worth  # three items, each with its expression
+    (alike,) = [line for line in lines if line.startswith("hand-ins that look alike: ")]
+    pair = alike.removeprefix("hand-ins that look alike: ").split(" (")[0]
+    assert set(pair.split(" and ")) == {"fifteen", "renamed"}, alike  # the copying pair alone

@@ -18,6 +18,10 @@ def add_demo_arguments(parser: argparse.ArgumentParser) -> None:
 def run_demo(args: argparse.Namespace) -> str:
     from viewcopy.demo.cycle import run_cycle, scores_table
     from viewcopy.five.questions import five, groups_line
+    from viewcopy.report.build import build_report
+    from viewcopy.report.files import write_report
+    from viewcopy.report.item_words import worth_a_look_line
+    from viewcopy.report.summary import alike_line
 
     repo, course = Path(args.repo).resolve(), Path(args.course).resolve()
     if not (repo / "nbgrader_config.py").is_file():
@@ -25,6 +29,10 @@ def run_demo(args: argparse.Namespace) -> str:
             f"{repo} has no nbgrader_config.py; run from the course repository or pass --repo"
         )
     results = run_cycle(repo, course, say=lambda line: print(line, flush=True))
+    print("viewcopy report (the class report) ...", flush=True)
+    report = build_report(course)
+    page = course / "reports" / ASSIGNMENT / "report.html"
+    write_report(report, page.parent)
     feedback = course / "feedback" / "<student>" / ASSIGNMENT / NOTEBOOK.replace(".ipynb", ".html")
     return (
         f"\n{scores_table(results)}\n\n"
@@ -34,7 +42,9 @@ def run_demo(args: argparse.Namespace) -> str:
         f"grades:    {course / 'grades.csv'} (nbgrader export)\n"
         f"gradebook: {course / 'gradebook.db'}; answers 21-25 (?) are graded by hand "
         "in formgrader\n"
-        f"report:    viewcopy report --course {course}\n"
+        f"report:    {page} (again: viewcopy report --course {course})\n"
+        f"           {worth_a_look_line(report.items)}\n"
+        f"           {alike_line(report)}\n"
         f"next:      {repo / 'docs' / 'instructors.md'} (what to do next, step by step)"
     )
 

@@ -112,7 +112,18 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
         items=items + next_items(judged, policy, assignment),
         reliability=reliability,
         distributions=part_distributions(students, settings.parts),
+        similar=_similar(course, assignment),
     )
+
+
+def _similar(course: Path, assignment: str):
+    """The hand-ins that look alike, or None without a release to subtract the starter code."""
+    from viewcopy.report.similarity import similar_pairs
+
+    try:
+        return similar_pairs(course, assignment)
+    except FileNotFoundError:
+        return None
 
 
 def _thought_free(handins: list[HandIn]) -> tuple[ThoughtFree, ...]:

@@ -24,7 +24,8 @@ def run_report(args: argparse.Namespace) -> str:
     out = Path(args.out) if args.out else course / "reports" / args.assignment
     report = build_report(course, args.assignment)
     written = write_report(report, out)
-    return f"{terminal_summary(report)}\nwrote {', '.join(p.name for p in written)} to {out}"
+    names = ", ".join(p.name for p in written)
+    return f"{terminal_summary(report)}\nwrote {names} to {out}\nopen {out / 'report.html'}"
 
 
 REPORT = Command(

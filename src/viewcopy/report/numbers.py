@@ -2,7 +2,8 @@
 family (`FamilyTransfer`, `RulesHeld`), per item, classify case, question and production line
 (`ItemMisses`, `TrapMisses`, `Specificity`, `ThoughtFree`), each op as a test item
 (`ItemAnalysis`), the twenty as a test (`Reliability`), each graded part's scores
-(`PartDistribution`), and the whole class (`ClassReport`).
+(`PartDistribution`), the hand-ins that look alike (`report.similarity.SimilarPair`), and the whole
+class (`ClassReport`).
 `report.build` fills them from a graded course; `report.rows`, `report.summary` and
 `report.files` show them.
 """
@@ -13,7 +14,7 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from viewcopy.course.assignment import Grades
 from viewcopy.course.handin import (
@@ -27,6 +28,9 @@ from viewcopy.exercise.scoring import CARD, PASS_MARK, BaseRate
 from viewcopy.grading.versions import HandInVersions
 from viewcopy.notebook.miss_lines import Miss
 from viewcopy.report.item_statistics import ItemStatistics
+
+if TYPE_CHECKING:  # similarity imports copydetect, which the report loads only to compare
+    from viewcopy.report.similarity import SimilarPair
 
 REFUSED = "tried to lock after the reveal"
 """The lock section's count of students whose late locks the lock service refused."""
@@ -291,6 +295,9 @@ class ClassReport:
     """KR-20 of the twenty."""
     distributions: tuple[PartDistribution, ...] = ()
     """Per graded part, its scores from the gradebook."""
+    similar: tuple[SimilarPair, ...] | None = ()
+    """The pairs of hand-ins to look at, highest score first (report.similarity); None when they
+    were not compared (no release to subtract the starter code from)."""
 
     def versions_said(self, student: str) -> tuple[str, str]:
         """(lock's release, grader's release) as the report writes them."""

@@ -59,6 +59,7 @@ def report_page(report: ClassReport, figures: Sequence[tuple[PartDistribution, b
     ]
     if not figures:
         body.append("<p>No gradebook scores.</p>")
+    body.append(_similarity(report))
     title = escape(f"Class report: {report.assignment}")
     return (
         f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>{title}</title>'
@@ -72,6 +73,20 @@ EXPLAINED = (
     "how far getting this op right goes with the rest of the part (-1 to 1). Upper-lower: the "
     "share right among the top 27% by the rest of the part minus among the bottom 27%, in "
     f"percentage points. Flagged: {FLAGGED}."
+)
+
+
+def _similarity(report: ClassReport) -> str:
+    from viewcopy.report.similarity import TITLE, similarity_section
+
+    if report.similar is None:
+        return f"<h2>{TITLE}</h2><p>{escape(NOT_COMPARED)}</p>"
+    return similarity_section(report.similar)
+
+
+NOT_COMPARED = (
+    "Not compared: the course has no release/ folder, and without the starter code every "
+    "hand-in would look like every other (run nbgrader generate_assignment)."
 )
 
 

@@ -30,7 +30,8 @@ def rows(report: ClassReport) -> Iterator[Row]:
     next op drawn, by id: its part, students, share_right, point_biserial, upper_lower, flag,
     common_wrong and how many said it, and `no_discrimination`: why there is no correlation),
     class kr20 (of the twenty), distribution (per graded part: points, students scored, waiting,
-    and students per score bin).
+    and students per score bin), similarity (per pair of hand-ins to look at, `first/second`: its
+    score and how many passages match).
     """
     for section in SECTIONS:
         yield from section(report)
@@ -161,6 +162,12 @@ def _problems(report: ClassReport) -> Iterator[Row]:
             yield "problems", s.student, "problem", "; ".join(s.problems)
 
 
+def _similarity(report: ClassReport) -> Iterator[Row]:
+    from viewcopy.report.similarity import similarity_rows
+
+    yield from similarity_rows(report.similar or ())
+
+
 SECTIONS: tuple[Callable[[ClassReport], Iterator[Row]], ...] = (
     _class,
     _rules_after,
@@ -171,6 +178,7 @@ SECTIONS: tuple[Callable[[ClassReport], Iterator[Row]], ...] = (
     _grades,
     _classify_and_the_five,
     _problems,
+    _similarity,
 )
 """The CSV's sections, in its order."""
 

@@ -27,10 +27,20 @@ def terminal_summary(report: ClassReport) -> str:
         "specific answers: "
         + ", ".join(f"{q.item}: {q.specific}/{q.graded}" for q in report.specificity)
     )
+    lines.append(alike_line(report))
     if report.problems:
         lines.append("to look at:")
         lines += [f"  {student}: {problem}" for student, problem in report.problems]
     return "\n".join(lines)
+
+
+def alike_line(report: ClassReport) -> str:
+    """The terminal's line on the hand-ins that look alike (report.similarity)."""
+    if report.similar is None:
+        return "hand-ins that look alike: not compared (no release/ to subtract the starter code)"
+    pairs = [f"{p.first} and {p.second} ({p.score:.0%})" for p in report.similar]
+    where = " (side by side in report.html: look before concluding anything)" if pairs else ""
+    return f"hand-ins that look alike: {_listed(pairs)}{where}"
 
 
 def _listed(parts: Iterable[str]) -> str:
