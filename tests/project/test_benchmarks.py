@@ -99,6 +99,19 @@ EXPECTED = {
             rf"^planted pairs' scores \(threshold {NUMBER}\): {NUMBER}(, {NUMBER})*$",
         ),
     ),
+    "class_report.py": Benchmark(
+        (
+            rf"^graded \d+ hand-ins \(viewcopy grade, \d+ workers\) +{NUMBER} s$",
+            rf"^class report of the same \d+ hand-ins +{NUMBER} s +{RATIO} the grading$",
+            r"^target: the report of 1000 hand-ins in at most 60 s: (met|not met|not measured)",
+            rf"^  imports: the report's modules .* +{NUMBER} s +{NUMBER}%$",
+            rf"^  reading hand-ins: submitted/ .* +{NUMBER} s +{NUMBER}%$",
+            rf"^  judging the hand-ins .* +{NUMBER} s +{NUMBER}%$",
+            rf"^  writing files: encoding PNGs \(savefig\) +{NUMBER} s +{NUMBER}%$",
+            rf"^  similarity +{NUMBER} s +{NUMBER}%$",
+        ),
+        (pytest.mark.course, pytest.mark.sandbox),
+    ),
     "grading.py": Benchmark(
         (
             rf"^floor: kernel, import torch, shutdown +{NUMBER}s +{NUMBER}s +{RATIO}",
