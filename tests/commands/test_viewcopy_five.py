@@ -15,6 +15,7 @@ import pytest
 from nbgrader.api import Gradebook
 from support.hand_grades import manual, writable_copy
 from support.oracles import answer_meaning
+from support.sandboxing import grade_as_the_product
 from support.without_heavy import viewcopy_without_heavy
 
 from viewcopy import cli
@@ -168,7 +169,6 @@ def test_the_questions_are_the_masters_reworded_or_added(the_class, tmp_path, ca
     from support.the_class import course_of
 
     from viewcopy.course.assignment import NOTEBOOK, grade_id
-    from viewcopy.grading.grade import grade
 
     course = course_of(the_class, tmp_path / "course", ["perfect", "typical"])
     master = course / "source" / ASSIGNMENT / NOTEBOOK
@@ -188,7 +188,7 @@ def test_the_questions_are_the_masters_reworded_or_added(the_class, tmp_path, ca
     notebook.cells = [*cells[:at], *added, *cells[at:]]
     nbformat.write(notebook, master)
     run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
-    grade(course, ASSIGNMENT, progress=False, sandbox=None)
+    grade_as_the_product(course)
 
     asked = {q.item: q for q in five(course)}
     assert sorted(asked) == [21, 22, 23, 24, 25, 26]

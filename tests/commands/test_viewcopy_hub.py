@@ -33,10 +33,11 @@ from support.course_notebook import ROOT
 from support.oracles import expected_scores, lock_of
 from support.running_hub import RunningHub, require_hub, start_hub
 from support.servers import free_port
+from support.the_class import synthetic_student
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, grade_id, read_grades
 from viewcopy.course.handin import LOCKED_VERIFIED
-from viewcopy.demo.synthetic import fill, next_predictions_source, synthetic_class
+from viewcopy.demo.synthetic import fill, next_predictions_source
 from viewcopy.exercise.next_predictions import NEXT
 from viewcopy.exercise.predictions import TWENTY as PREDICTED
 from viewcopy.exercise.production import PRODUCTION
@@ -140,7 +141,7 @@ def saved_source(path: Path, wanted: str) -> str:
 
 
 def profile(user: str):
-    return next(s for s in synthetic_class(ROOT) if s.student_id == STUDENTS[user])
+    return synthetic_student(STUDENTS[user])
 
 
 def work_through_the_lab(browser, hub: RunningHub, user: str) -> None:

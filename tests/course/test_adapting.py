@@ -23,6 +23,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from support.course_notebook import ROOT
+from support.sandboxing import grade_as_the_product
 
 from viewcopy import cli
 from viewcopy.course.assignment import (
@@ -42,7 +43,7 @@ from viewcopy.exercise.graded_parts import declared_parts
 from viewcopy.exercise.next_ops import declared_ops
 from viewcopy.exercise.next_predictions import hand_in_draw
 from viewcopy.five.questions import five
-from viewcopy.grading.grade import GRADED, grade
+from viewcopy.grading.grade import GRADED
 from viewcopy.locking.file import read_lock
 from viewcopy.notebook.parts_table import parts_frame
 from viewcopy.plugins.points import graded_points
@@ -201,7 +202,7 @@ def test_the_worked_example_is_one_total_everywhere(tmp_path, capsys):
     for student in STUDENTS:
         hand_in(students[student], course)
     enrol(course, {s: students[s].profile for s in STUDENTS})
-    outcomes = grade(course, ASSIGNMENT, progress=False, sandbox=None)
+    outcomes = grade_as_the_product(course)
     assert {o.student_id: o.status for o in outcomes} == dict.fromkeys(STUDENTS, GRADED), outcomes
     drawn = {s: hand_in_draw(read_lock(submission_folder(course, s))) for s in STUDENTS}
     assert read_grades(course)["perfect"]["score_next"] == (4, 4), drawn["perfect"]

@@ -10,6 +10,7 @@ from collections import Counter
 import nbformat
 import pytest
 from support.oracles import numpy_oracle
+from support.sandboxing import grade_as_the_product
 from support.the_class import constant, course_of
 
 import viewcopy
@@ -24,11 +25,9 @@ from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.predictions import parse_predictions
 from viewcopy.exercise.scoring import BALANCED, CARD, PASS_MARK, PASS_SHARE, score_sheet
-from viewcopy.grading.grade import SANDBOXED, grade
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.notebook import checks
 from viewcopy.report.build import build_report
-from viewcopy.sandbox.bubblewrap import bwrap_problem
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 
@@ -107,12 +106,11 @@ def graded(the_class, tmp_path_factory):
     nbgrader under the balanced one)."""
     root = tmp_path_factory.mktemp("base-rate")
     courses = {name: course_of(the_class, root / name, SHEETS) for name in (CARD, BALANCED, PLAIN)}
-    sandbox = None if bwrap_problem() else SANDBOXED
     with pytest.MonkeyPatch.context() as env:
         env.setenv("VIEWCOPY_SCORING", CARD)
-        grade(courses[CARD], ASSIGNMENT, progress=False, sandbox=sandbox)
+        grade_as_the_product(courses[CARD])
         env.setenv("VIEWCOPY_SCORING", BALANCED)
-        grade(courses[BALANCED], ASSIGNMENT, progress=False, sandbox=sandbox)
+        grade_as_the_product(courses[BALANCED])
         run_nbgrader(courses[PLAIN], "autograde", ASSIGNMENT, "--force")
         reports = {BALANCED: build_report(courses[BALANCED])}
     reports[CARD] = build_report(courses[CARD])

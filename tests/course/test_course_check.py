@@ -11,6 +11,7 @@ import copy
 import nbformat
 import pytest
 from support.course_notebook import SOURCE
+from support.sandboxing import grade_as_the_product
 from support.the_class import course_of
 
 from viewcopy import cli
@@ -22,7 +23,7 @@ from viewcopy.course.assignment import (
     run_nbgrader,
 )
 from viewcopy.course.check import check_course, course_problems, master_problems
-from viewcopy.grading.grade import GradeError, grade
+from viewcopy.grading.grade import GradeError
 
 pytestmark = pytest.mark.course
 
@@ -63,7 +64,7 @@ def test_a_course_edited_but_not_released_again_is_named_and_not_graded(
     assert cli.main(["course", "check", "--course", str(course)]) == 1
     assert "2 problems to fix first" in capsys.readouterr().out
     with pytest.raises(GradeError, match="the release is older than its master"):
-        grade(course, ASSIGNMENT, progress=False, sandbox=None)
+        grade_as_the_product(course)
 
     run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
     assert course_problems(course) == []

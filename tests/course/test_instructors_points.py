@@ -9,6 +9,7 @@ import re
 
 import nbformat
 import pytest
+from support.sandboxing import grade_as_the_product
 from support.the_class import course_of
 
 from viewcopy.course.assignment import (
@@ -18,7 +19,7 @@ from viewcopy.course.assignment import (
     read_grades,
     run_nbgrader,
 )
-from viewcopy.grading.grade import GRADED, grade
+from viewcopy.grading.grade import GRADED
 from viewcopy.notebook.parts_table import parts_frame
 from viewcopy.plugins.points import graded_points
 
@@ -39,7 +40,7 @@ def test_a_point_changed_in_the_master_is_one_total_everywhere(the_class, tmp_pa
     points = graded_points(nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, 4))
     assert points["score_predictions"] == 10 and sum(points.values()) == 41
 
-    (outcome,) = grade(course, ASSIGNMENT, progress=False, sandbox=None)
+    (outcome,) = grade_as_the_product(course)
     assert outcome.status == GRADED, outcome.reason
     graded = nbformat.read(course / "autograded" / STUDENT / ASSIGNMENT / NOTEBOOK, 4)
     cell = next(c for c in graded.cells if grade_id(c) == "score_predictions")

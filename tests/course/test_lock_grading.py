@@ -11,6 +11,7 @@ from dataclasses import replace
 import nbformat
 import pytest
 from support.course_notebook import ROOT
+from support.sandboxing import grade_as_the_product
 from support.servers import start_service, stop
 from support.the_class import synthetic_student
 
@@ -26,7 +27,7 @@ from viewcopy.course.assignment import (
 from viewcopy.course.handin import LOCKED_NOT_VERIFIED, LOCKED_VERIFIED
 from viewcopy.demo.synthetic import Student, hand_in_class, predictions_source
 from viewcopy.exercise.predictions import TWENTY, parse_predictions
-from viewcopy.grading.grade import GRADED, SANDBOXED, grade
+from viewcopy.grading.grade import GRADED
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.locking.canonical import fingerprint
 from viewcopy.locking.client import LockServiceClient, ServiceRefused
@@ -35,7 +36,6 @@ from viewcopy.locking.record import LOCK_FILE, stored
 from viewcopy.locking.service import issue_token
 from viewcopy.report.build import build_report
 from viewcopy.report.numbers import REFUSED
-from viewcopy.sandbox.bubblewrap import bwrap_problem
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox, pytest.mark.service]
 
@@ -90,8 +90,7 @@ def course(tmp_path_factory):
         (submission_folder(course, "colab") / LOCK_FILE).unlink()
         plain = root / "plain"
         shutil.copytree(course, plain)
-        sandbox = None if bwrap_problem() else SANDBOXED
-        outcomes = grade(course, ASSIGNMENT, limit_s=LIMIT_S, progress=False, sandbox=sandbox)
+        outcomes = grade_as_the_product(course, limit_s=LIMIT_S)
         run_nbgrader(plain, "autograde", ASSIGNMENT, "--force")
         report = build_report(course)
     stop(process)

@@ -10,6 +10,7 @@ import subprocess
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from support.sandboxing import grade_as_the_product
 from support.the_class import COMPREHENSION, MASTER_CALL, course_of
 
 import viewcopy
@@ -24,10 +25,8 @@ from viewcopy.demo.synthetic import (
     predictions_source,
 )
 from viewcopy.exercise.written import COMPUTED, ComputedSheet
-from viewcopy.grading.grade import SANDBOXED, grade
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.report.build import build_report
-from viewcopy.sandbox.bubblewrap import bwrap_problem
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 
@@ -85,7 +84,7 @@ def course(the_class, plain, tmp_path_factory):
     """The three hand-ins of the session's class graded by `viewcopy grade`, and the session's
     plain `nbgrader autograde` (conftest's `plain`, which holds them)."""
     folder = course_of(the_class, tmp_path_factory.mktemp("written") / "course", STUDENTS)
-    grade(folder, ASSIGNMENT, progress=False, sandbox=None if bwrap_problem() else SANDBOXED)
+    grade_as_the_product(folder)
     return folder, plain
 
 

@@ -9,6 +9,7 @@ import nbformat
 import pytest
 from support.course_notebook import ROOT
 from support.sandboxing import sandbox_or_skip
+from support.the_class import synthetic_student
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
@@ -18,7 +19,7 @@ from viewcopy.course.assignment import (
     grade_id,
     read_grades,
 )
-from viewcopy.demo.synthetic import Student, hand_in_class, synthetic_class
+from viewcopy.demo.synthetic import Student, hand_in_class
 from viewcopy.engine.devices import available_devices
 from viewcopy.grading.grade import GRADED, grade
 from viewcopy.grading.limits import GradingLimits, Limit, derive, master_run
@@ -38,7 +39,7 @@ def test_an_endless_loop_costs_its_cells_limit_and_the_rest_is_graded(tmp_path):
     derivation is test_limits.py's); the one per hand-in is derived from the master's run,
     measured in the sandbox as `viewcopy grade` measures it."""
     course = tmp_path / "course"
-    perfect = {s.student_id: s for s in synthetic_class(ROOT)}["perfect"]
+    perfect = synthetic_student("perfect")
     loops = Student("loops", "loops", {**perfect.cells, "classify": LOOPS}, runs=False)
     build_course(ROOT, course, {loops.student_id: loops.profile})
     hand_in_class([loops], course)

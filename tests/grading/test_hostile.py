@@ -13,14 +13,14 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from support.course_notebook import ROOT
 from support.hostile_corpus import FORGED, LIMIT_S, PLANTED, SECRET
 from support.oracles import expected_scores, lock_of
 from support.payloads import STUDENT, as_scored, hostile_student, notebook_active_content
 from support.sandboxing import sandbox_or_skip
+from support.the_class import synthetic_student
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, grade_id, read_grades
-from viewcopy.demo.synthetic import Student, synthetic_class
+from viewcopy.demo.synthetic import Student
 from viewcopy.grading.grade import FAILED, GRADED
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
@@ -51,7 +51,7 @@ def cell_text(notebook, wanted: str) -> str:
 
 def unrun_perfect() -> dict[str, float | None]:
     """What a perfect hand-in that was never run (so never locked) earns."""
-    perfect = {s.student_id: s for s in synthetic_class(ROOT)}["perfect"]
+    perfect = synthetic_student("perfect")
     return expected_scores(Student("x", "", perfect.cells, runs=False, classifier="storage"))
 
 
@@ -139,7 +139,7 @@ def test_one_result_per_student_and_notebook(graded):
 
 def test_a_hand_in_that_scripts_the_browser_earns_its_grades_and_is_kept_inert(graded):
     course, _, outcomes, _, _ = graded
-    perfect = {s.student_id: s for s in synthetic_class(ROOT)}["perfect"]
+    perfect = synthetic_student("perfect")
     earned = expected_scores(as_scored(hostile_student(perfect)))
     assert outcomes[STUDENT].status == GRADED
     assert scores(course, STUDENT) == pytest.approx(earned)

@@ -14,6 +14,7 @@ from pathlib import Path
 import nbformat
 import pytest
 from support.course_notebook import ROOT
+from support.sandboxing import grade_as_the_product
 from support.the_class import course_of
 
 from viewcopy.course.assignment import (
@@ -26,9 +27,8 @@ from viewcopy.course.assignment import (
     run_nbgrader,
     submission_folder,
 )
-from viewcopy.grading.grade import GRADED, SANDBOXED, grade
+from viewcopy.grading.grade import GRADED
 from viewcopy.plugins.student_measurements import binds_nothing
-from viewcopy.sandbox.bubblewrap import bwrap_problem
 
 MARKED, HOSTILE = "marked", "hostile_measuring"
 """The perfect hand-in with a mark in every code cell's outputs; the typical one attacking
@@ -116,7 +116,6 @@ def courses(the_class, tmp_path_factory):
     """The class's perfect and typical hand-ins and the two made from them, graded as the course
     is configured; and the marked one graded where the course asks to re-measure."""
     root = tmp_path_factory.mktemp("measurements")
-    sandbox = None if bwrap_problem() else SANDBOXED
     kept = course_of(the_class, root / "kept", ["perfect", "typical"])
     perfect = nbformat.read(submission_folder(kept, "perfect") / NOTEBOOK, 4)
     derive(kept, "perfect", MARKED, marked)
@@ -126,7 +125,7 @@ def courses(the_class, tmp_path_factory):
     with (remeasured / "nbgrader_config.py").open("a") as config:
         config.write(REMEASURE)
     for course, pattern in ((kept, "*"), (remeasured, MARKED)):
-        outcomes = grade(course, ASSIGNMENT, pattern=pattern, progress=False, sandbox=sandbox)
+        outcomes = grade_as_the_product(course, pattern=pattern)
         assert all(o.status == GRADED for o in outcomes), outcomes
     return kept, remeasured
 

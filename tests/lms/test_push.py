@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 from support.lms_link import link_course, running_platform
 from support.lti_platform import CANVAS, CANVAS_SUBMISSION, MOODLE, Member, Platform, require_lti
+from support.sandboxing import grade_as_the_product
 from support.the_class import course_of
 
 from viewcopy.course.assignment import (
@@ -35,7 +36,7 @@ from viewcopy.course.assignment import (
     read_grades,
     submission_folder,
 )
-from viewcopy.grading.grade import FAILED, GRADED, grade
+from viewcopy.grading.grade import FAILED, GRADED
 from viewcopy.grading.record import INTERRUPTED, read_record, record_path, write_record
 from viewcopy.lms.commands import LMS
 from viewcopy.lms.connection import Retries
@@ -66,9 +67,7 @@ def graded(the_class, tmp_path_factory):
     """A course graded once for the module: three hand-ins graded, one whose grading fails,
     one handed in after the run, one student who never handed in."""
     course = course_of(the_class, tmp_path_factory.mktemp("lms") / "course", [*GRADED_OK, FAILS])
-    outcomes = {
-        o.student_id: o.status for o in grade(course, ASSIGNMENT, progress=False, sandbox=None)
-    }
+    outcomes = {o.student_id: o.status for o in grade_as_the_product(course)}
     assert outcomes == {**dict.fromkeys(GRADED_OK, GRADED), FAILS: FAILED}
     enrol(course, {LATE: "Late Hand-in", ABSENT: "No Hand-in"})
     shutil.copytree(submission_folder(course, "perfect"), submission_folder(course, LATE))

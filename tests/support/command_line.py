@@ -31,11 +31,12 @@ def assert_one_line_usage_error(done: subprocess.CompletedProcess, says: str) ->
     assert "Traceback" not in done.stderr
 
 
-def started_from_a_terminal(command: list[str]) -> subprocess.Popen:
-    """`command` in a process of its own that Ctrl-C reaches as a terminal delivers it; what it
-    prints, stdout and stderr together, readable as text from its stdout."""
+def started_from_a_terminal(command: list[str], cwd: Path | None = None) -> subprocess.Popen:
+    """`command` in a process of its own (in `cwd`) that Ctrl-C reaches as a terminal delivers
+    it; what it prints, stdout and stderr together, readable as text from its stdout."""
     return subprocess.Popen(
         command,
+        cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from support.chromium import require_chromium, unavailable
+from support.command_line import started_from_a_terminal
 
 from viewcopy.hub.state import HubState, find_proxy
 
@@ -76,14 +77,7 @@ def start_hub(folder: Path, *args: str, kind: type[RunningHub] = RunningHub) -> 
     stopped, and the test failed with what it printed, if it does not."""
     command = [str(Path(sys.executable).parent / "viewcopy"), "hub", *args]
     command += ["--state", str(folder / "state")]
-    process = subprocess.Popen(
-        command,
-        cwd=folder,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        preexec_fn=_as_from_a_terminal,
-    )
+    process = started_from_a_terminal(command, cwd=folder)
     running = kind(process)
     threading.Thread(target=_keep_reading, args=(running,), daemon=True).start()
     deadline = time.monotonic() + START_S
@@ -94,13 +88,6 @@ def start_hub(folder: Path, *args: str, kind: type[RunningHub] = RunningHub) -> 
         time.sleep(0.5)
     running.state = HubState.read(folder / "state")
     return running
-
-
-def _as_from_a_terminal() -> None:
-    """Ctrl-C reaches the hub as a terminal delivers it: a test run started in the background
-    (`cmd &`, a CI script) ignores SIGINT, a child inherits that, and Python then never turns it
-    into KeyboardInterrupt (the hub ran on, and the Ctrl-C test waited out its 120 s)."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _keep_reading(running: RunningHub) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 import pytest
 
@@ -35,3 +36,24 @@ def assert_kernel_user(uid: int) -> None:
         assert uid in sandbox_uids(), uid
     else:
         assert uid == int(NOBODY)
+
+
+def grade_as_the_product(course: Path, **options) -> list:
+    """`viewcopy grade` of the course's assignment as the product grades: sandboxed, each kernel
+    forked from its worker's warm template (asserted: none started fresh). Where bubblewrap
+    cannot run here, unsandboxed with fresh kernels, as `viewcopy grade` falls back; where
+    VIEWCOPY_REQUIRE_SANDBOX=1 (CI), that fails instead."""
+    from viewcopy.course.assignment import ASSIGNMENT
+    from viewcopy.grading.grade import SANDBOXED, grade
+    from viewcopy.sandbox import bwrap_problem
+
+    if (problem := bwrap_problem()) is not None:
+        if os.environ.get("VIEWCOPY_REQUIRE_SANDBOX") == "1":
+            pytest.fail(
+                f"{problem}; VIEWCOPY_REQUIRE_SANDBOX=1 requires the sandbox", pytrace=False
+            )
+        return grade(course, ASSIGNMENT, progress=False, sandbox=None, **options)
+    outcomes = grade(course, ASSIGNMENT, progress=False, sandbox=SANDBOXED, **options)
+    fresh = {o.student_id: o.kernels for o in outcomes if o.kernels[1]}
+    assert not fresh, f"kernels started fresh, not forked warm (warm, fresh): {fresh}"
+    return outcomes
