@@ -28,6 +28,7 @@ from support.oracles import (
     rule_held,
     student_classify,
 )
+from support.the_class import predicted_before_looking
 
 from viewcopy.course.assignment import CLASSIFY_CELLS, NOTEBOOK
 from viewcopy.course.handin import (
@@ -243,17 +244,6 @@ def test_a_course_without_gradebook_or_autograded_notebooks_is_reported_not_a_cr
 def graded(cycle):
     course, results = cycle
     return course, results, build_report(course)
-
-
-def predicted_before_looking(student: Student) -> dict[int, str] | None:
-    """The verdicts the profile wrote before its notebook ran (the lock's), or without a run."""
-    if not student.cells:
-        return None
-    source = student.cells["predictions"]
-    if not student.runs:
-        source = student.edits_after_run.get("predictions", source)
-    literal = ast.literal_eval(source.split("=", 1)[1])
-    return {item: verdict for item, (verdict, _) in literal.items()}
 
 
 def expected_lock(student: Student) -> str:

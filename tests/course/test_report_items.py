@@ -4,10 +4,8 @@ against the master's measured predictions, correlated by scipy, never by the rep
 
 from __future__ import annotations
 
-import ast
 import csv
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
@@ -15,9 +13,11 @@ import numpy as np
 import pytest
 from scipy import stats
 from support.course_notebook import RELEASE
+from support.report_page import Page
+from support.the_class import predicted_before_looking
 
 from viewcopy.course.assignment import NOTEBOOK
-from viewcopy.demo.synthetic import Student, fill, predictions_source
+from viewcopy.demo.synthetic import fill, predictions_source
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.predictions import TWENTY as TWENTY_PART
 from viewcopy.exercise.predictions import parse_predictions
@@ -35,18 +35,6 @@ pytestmark = [pytest.mark.course]
 def graded(cycle):
     course, results = cycle
     return course, results, build_report(course)
-
-
-def predicted_before_looking(student: Student) -> dict[int, str] | None:
-    """The verdicts the profile wrote before its notebook ran (the lock's), or without a run
-    (as test_report reads them)."""
-    if not student.cells:
-        return None
-    source = student.cells["predictions"]
-    if not student.runs:
-        source = student.edits_after_run.get("predictions", source)
-    literal = ast.literal_eval(source.split("=", 1)[1])
-    return {item: verdict for item, (verdict, _) in literal.items()}
 
 
 def profiles_matrix(results) -> np.ndarray:
@@ -93,20 +81,6 @@ def test_the_csv_holds_the_item_rows_and_the_summary_names_what_is_worth_a_look(
         d.part for d in report.distributions
     }
     assert "worth a look: " in terminal_summary(report)
-
-
-class Page(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.images, self.scripts, self.text = [], 0, []
-
-    def handle_starttag(self, tag, attrs):
-        self.scripts += tag == "script"
-        if tag == "img":
-            self.images.append(dict(attrs))
-
-    def handle_data(self, data):
-        self.text.append(data)
 
 
 def test_the_page_of_the_graded_class_gives_every_figure_its_alt_text(graded, tmp_path):

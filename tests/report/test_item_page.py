@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import csv
 import re
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from support.report_page import Page
 
 from viewcopy.course.handin import LOCKED
 from viewcopy.report.distributions import part_distributions, text_alternative
@@ -102,22 +102,6 @@ def test_each_part_s_scores_are_grouped_as_the_course_parts_and_said_in_words():
         "0 to under 1: 1; 1 to under 2: 0; 2 to under 3: 0; 3 to under 4: 1; 4 to 5: 1."
     )
     assert "1 still wait for a score" in text_alternative(found["the dangerous five"])
-
-
-class Page(HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.images: list[dict] = []
-        self.scripts = 0
-        self.text: list[str] = []
-
-    def handle_starttag(self, tag, attrs):
-        self.scripts += tag == "script"
-        if tag == "img":
-            self.images.append(dict(attrs))
-
-    def handle_data(self, data):
-        self.text.append(data)
 
 
 def test_the_page_escapes_rules_and_every_figure_has_its_text_alternative(tmp_path):

@@ -8,6 +8,7 @@ conftest.py's session fixtures `the_class`, `cycle` and `plain` build each once 
 
 from __future__ import annotations
 
+import ast
 import shutil
 import uuid
 from collections.abc import Iterable
@@ -273,3 +274,14 @@ def plain_course(the_class: Path, course: Path) -> Path:
     with pytest.raises(NbgraderFailed, match="autograde"):
         run_nbgrader(course, "autograde", ASSIGNMENT, "--force")
     return course
+
+
+def predicted_before_looking(student: Student) -> dict[int, str] | None:
+    """The verdicts the profile wrote before its notebook ran (the lock's), or without a run."""
+    if not student.cells:
+        return None
+    source = student.cells["predictions"]
+    if not student.runs:
+        source = student.edits_after_run.get("predictions", source)
+    literal = ast.literal_eval(source.split("=", 1)[1])
+    return {item: verdict for item, (verdict, _) in literal.items()}
