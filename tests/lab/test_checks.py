@@ -10,7 +10,8 @@ from support.course_notebook import hidden_traps
 from support.oracles import TWENTY, expected_credit, student_classify
 
 import viewcopy
-from viewcopy.demo.synthetic import CLASSIFIERS, wrong_on
+from viewcopy.demo.classifiers import CLASSIFIERS
+from viewcopy.demo.synthetic import wrong_on
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.instructor.master import measured_predictions

@@ -16,7 +16,8 @@ from support.course_notebook import RELEASE, ROOT, hidden_traps
 
 from viewcopy.course.assignment import NOTEBOOK, grade_id, submission_folder
 from viewcopy.demo.answers import EMPTY, PARAPHRASES, SAID_BY_EVERY_CLASS
-from viewcopy.demo.synthetic import Student, classify_source
+from viewcopy.demo.classifiers import classify_source
+from viewcopy.demo.synthetic import Student
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.next_predictions import hand_in_draw
 from viewcopy.exercise.rules import rule_after_problem

@@ -21,9 +21,14 @@ def sandbox_or_skip(*, cgroups: bool = False) -> None:
             problem = f"cgroups here limit only {sorted(limited)}"
     if problem is None:
         return
+    fail_if_required(problem)
+    pytest.skip(f"no sandbox on this machine: {problem}", allow_module_level=True)
+
+
+def fail_if_required(problem: str) -> None:
+    """Fail the test for `problem` where VIEWCOPY_REQUIRE_SANDBOX=1 (CI): the sandbox must run."""
     if os.environ.get("VIEWCOPY_REQUIRE_SANDBOX") == "1":
         pytest.fail(f"{problem}; VIEWCOPY_REQUIRE_SANDBOX=1 requires the sandbox", pytrace=False)
-    pytest.skip(f"no sandbox on this machine: {problem}", allow_module_level=True)
 
 
 def assert_kernel_user(uid: int) -> None:
@@ -48,10 +53,7 @@ def grade_as_the_product(course: Path, **options) -> list:
     from viewcopy.sandbox import bwrap_problem
 
     if (problem := bwrap_problem()) is not None:
-        if os.environ.get("VIEWCOPY_REQUIRE_SANDBOX") == "1":
-            pytest.fail(
-                f"{problem}; VIEWCOPY_REQUIRE_SANDBOX=1 requires the sandbox", pytrace=False
-            )
+        fail_if_required(problem)
         return grade(course, ASSIGNMENT, progress=False, sandbox=None, **options)
     outcomes = grade(course, ASSIGNMENT, progress=False, sandbox=SANDBOXED, **options)
     fresh = {o.student_id: o.kernels for o in outcomes if o.kernels[1]}

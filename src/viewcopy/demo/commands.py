@@ -19,7 +19,7 @@ def run_demo(args: argparse.Namespace) -> str:
     from viewcopy.demo.cycle import run_cycle, scores_table
     from viewcopy.five.questions import five, groups_line
     from viewcopy.report.build import build_report
-    from viewcopy.report.files import write_report
+    from viewcopy.report.files import report_folder, write_report
     from viewcopy.report.item_words import worth_a_look_line
     from viewcopy.report.summary import alike_line
 
@@ -31,8 +31,9 @@ def run_demo(args: argparse.Namespace) -> str:
     results = run_cycle(repo, course, say=lambda line: print(line, flush=True))
     print("viewcopy report (the class report) ...", flush=True)
     report = build_report(course)
-    page = course / "reports" / ASSIGNMENT / "report.html"
-    write_report(report, page.parent)
+    folder = report_folder(course, ASSIGNMENT)
+    write_report(report, folder)
+    page = folder / "report.html"
     feedback = course / "feedback" / "<student>" / ASSIGNMENT / NOTEBOOK.replace(".ipynb", ".html")
     return (
         f"\n{scores_table(results)}\n\n"

@@ -39,12 +39,7 @@ from viewcopy.demo.answers import (
     Voice,
     answer_source,
 )
-from viewcopy.demo.classifiers import (  # noqa: F401 (CLASSIFIERS, model_classify: named here)
-    CLASSIFIERS,
-    RENAMED_BASE,
-    classify_source,
-    model_classify,
-)
+from viewcopy.demo.classifiers import RENAMED_BASE, classify_source
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.next_ops import use_course_ops

@@ -17,11 +17,11 @@ def add_report_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_report(args: argparse.Namespace) -> str:
     from viewcopy.report.build import build_report
-    from viewcopy.report.files import write_report
+    from viewcopy.report.files import report_folder, write_report
     from viewcopy.report.summary import terminal_summary
 
     course = Path(args.course)
-    out = Path(args.out) if args.out else course / "reports" / args.assignment
+    out = Path(args.out) if args.out else report_folder(course, args.assignment)
     report = build_report(course, args.assignment)
     written = write_report(report, out)
     names = ", ".join(p.name for p in written)

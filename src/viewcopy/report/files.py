@@ -10,7 +10,7 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Callable
-from io import BytesIO
+from io import BytesIO, StringIO
 from pathlib import Path
 
 from matplotlib.axes import Axes
@@ -202,24 +202,31 @@ FIGURES: dict[str, Callable[[ClassReport], Figure]] = {
 """File name (without .png) -> the function that draws it."""
 
 
+def report_folder(course: Path, assignment: str) -> Path:
+    """Where `viewcopy report` writes a course's report unless told (`--out`)."""
+    return Path(course) / "reports" / assignment
+
+
 def write_report(report: ClassReport, out: Path) -> list[Path]:
     """`report.csv` (section,key,measure,value: every number), one PNG per figure and per graded
-    part's distribution (`distribution_<n>_<part>.png`), and `report.html`."""
+    part's distribution (`distribution_<n>_<part>.png`), and `report.html`, each published whole
+    (files.atomic)."""
     out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    table = out / "report.csv"
-    with table.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["section", "key", "measure", "value"])
-        writer.writerows(("" if v is None else v for v in row) for row in rows(report))
-    written = [table]
+    written = [write_atomically(out / "report.csv", _csv(report))]
     for name, draw in FIGURES.items():
-        figure = draw(report)
-        figure.savefig(out / f"{name}.png", dpi=110)
-        written.append(out / f"{name}.png")
+        written.append(write_atomically(out / f"{name}.png", _png(draw(report))))
     drawn = [(part, _png(distribution(part))) for part in report.distributions]
     for index, (part, data) in enumerate(drawn, start=1):
         slug = re.sub(r"[^a-z0-9]+", "_", part.part.lower()).strip("_")
         written.append(write_atomically(out / f"distribution_{index}_{slug}.png", data))
     written.append(write_atomically(out / "report.html", report_page(report, drawn)))
     return written
+
+
+def _csv(report: ClassReport) -> str:
+    """Every number of the report as CSV text: section,key,measure,value."""
+    text = StringIO(newline="")
+    writer = csv.writer(text)
+    writer.writerow(["section", "key", "measure", "value"])
+    writer.writerows(("" if v is None else v for v in row) for row in rows(report))
+    return text.getvalue()

@@ -231,7 +231,7 @@ class PartDistribution:
         edges = [i * width for i in range(count + 1)]
         held = [0] * count
         for score in self.scores:
-            held[min(int(score // width), count - 1) if width else 0] += 1
+            held[min(int(score // width), count - 1)] += 1
         return tuple((edges[i], edges[i + 1], held[i]) for i in range(count))
 
 
