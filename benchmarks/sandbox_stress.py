@@ -16,8 +16,10 @@ two gradings at once. Not a timed test: it counts what held, and prints it.
    were, nothing planted is on the host, the secret planted in the grader's environment is in no
    output or log, and every forged line in the log reads as the kernel's.
 
-Run: .venv/bin/python benchmarks/sandbox_stress.py [--forks 100] [--rounds 20] [--quick]
-(--quick: 2 forks, 1 round, and of the escapes only forging the log, whose check needs it to run)
+Run: .venv/bin/python benchmarks/sandbox_stress.py [--forks 100] [--rounds 20] [--busy N] [--quick]
+(--busy: busy loops beside, default one a core; --quick: 2 forks, 1 round, of the escapes only
+forging the log, whose check needs it to run, and one busy loop, so that its run in the test suite
+does not take the cores from the tests beside it)
 """
 
 from __future__ import annotations
@@ -100,13 +102,12 @@ def fork_lane(count: int, work: str) -> dict:
         warm_kernels.stop()
 
 
-def forks(total: int) -> dict:
-    """`total` kernels, half in each of two workers at once, every core busy."""
+def forks(total: int, busy_cores: int) -> dict:
+    """`total` kernels, half in each of two workers at once, `busy_cores` busy loops beside."""
     work = Path(tempfile.mkdtemp(prefix="viewcopy-stress-"))
-    cores = os.cpu_count() or 1
     try:
-        with multiprocessing.Pool(cores) as load:
-            load.map_async(busy, [3600.0] * cores)
+        with multiprocessing.Pool(busy_cores) as load:
+            load.map_async(busy, [3600.0] * busy_cores)
             with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as lanes:
                 done = list(
                     lanes.map(fork_lane, [total // 2, total - total // 2],
@@ -161,18 +162,18 @@ def planted_on_host() -> list[str]:
     return [folder for top in HOST_TOPS for folder, _, files in os.walk(top) if PLANTED in files]
 
 
-def escapes(rounds: int, escape_ids: tuple[str, ...]) -> dict:
-    """`rounds` rounds, two courses holding `escape_ids` graded at once each, every core busy."""
+def escapes(rounds: int, escape_ids: tuple[str, ...], busy_cores: int) -> dict:
+    """`rounds` rounds, two courses holding `escape_ids` graded at once each, `busy_cores` busy
+    loops beside."""
     work = Path(tempfile.mkdtemp(prefix="viewcopy-stress-"))
     courses = [work / "a" / "course", work / "b" / "course"]
     held, failures, first = 0, [], None
-    cores = os.cpu_count() or 1
     try:
         for course in courses:
             escape_course(course, escape_ids)
         os.environ["VIEWCOPY_PLANTED_SECRET"] = SECRET
-        with multiprocessing.Pool(cores) as load:
-            load.map_async(busy, [3600.0] * cores)
+        with multiprocessing.Pool(busy_cores) as load:
+            load.map_async(busy, [3600.0] * busy_cores)
             for index in range(rounds):
                 spawn = multiprocessing.get_context("spawn")
                 with ProcessPoolExecutor(2, mp_context=spawn) as lanes:
@@ -202,20 +203,24 @@ def main() -> None:
     parser.add_argument("--forks", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=20)
     parser.add_argument(
-        "--quick", action="store_true", help="the smallest run: 2 forks, 1 round, 1 escape"
+        "--quick",
+        action="store_true",
+        help="the smallest run: 2 forks, 1 round, 1 escape, 1 busy core",
     )
+    parser.add_argument("--busy", type=int, help="busy loops beside (default: one a core)")
     args = parser.parse_args()
     escape_ids = QUICK_ESCAPES if args.quick else ESCAPES
     if args.quick:
-        args.forks, args.rounds = 2, 1
+        args.forks, args.rounds, args.busy = 2, 1, args.busy or 1
+    busy_cores = args.busy or os.cpu_count() or 1
     if (problem := bwrap_problem()) is not None:
         sys.exit(f"no sandbox here: {problem}")
-    cores = os.cpu_count()
     print(
-        f"sandbox stress, {date.today()}, {platform.node()}, {cores} cores busy, uid {os.geteuid()}"
+        f"sandbox stress, {date.today()}, {platform.node()}, {busy_cores} of {os.cpu_count()} "
+        f"cores busy, uid {os.geteuid()}"
     )
     started = time.monotonic()
-    forked = forks(args.forks)
+    forked = forks(args.forks, busy_cores)
     print(
         f"forks: {forked['warm']} of {args.forks} kernels forked warm, {forked['fresh']} fell "
         f"back to fresh, {forked['outside']} outside their sandbox, "
@@ -223,7 +228,7 @@ def main() -> None:
         f"({time.monotonic() - started:.0f} s)"
     )
     started = time.monotonic()
-    escaped = escapes(args.rounds, escape_ids)
+    escaped = escapes(args.rounds, escape_ids, busy_cores)
     print(
         f"escapes: {escaped['held']} of {escaped['rounds']} rounds held (two gradings at once, "
         f"{len(escape_ids)} escape attempt(s) each) ({time.monotonic() - started:.0f} s)"
