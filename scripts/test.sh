@@ -25,4 +25,6 @@ if [ "${1:-}" = "--fast" ]; then
     echo "cluster, browser, postgres, service, hub, lms, slow) one part"
     exit "$rc"
 fi
-python -m pytest "$@"
+# Two pytest-xdist workers: the modules on the session's class on one, the others beside it, a
+# module at a time (tests/conftest.py's xdist_groups).
+python -m pytest -n 2 --dist loadgroup --no-loadscope-reorder "$@"

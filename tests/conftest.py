@@ -30,8 +30,18 @@ NEEDS_A_COURSE = {"the_class", "cycle", "plain", "hostile"}
 """Session fixtures that build and grade a course: a test using one is marked `course`."""
 
 
+SHARES_THE_CLASS = NEEDS_A_COURSE | {"built"}
+"""Fixtures built from the session's class: the modules using them run on one xdist worker."""
+HEAVY = ("course", "sandbox", "cluster", "browser", "hub", "slow")
+"""Markers of tests that start kernels, servers or browsers: their modules are handed out first."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups into the items' node ids
 def pytest_collection_modifyitems(items):
-    """The fast subset can never pull in a course: a test on a graded course must say so."""
+    """The fast subset can never pull in a course: a test on a graded course must say so. Under
+    pytest-xdist (scripts/test.sh), each module is one unit of work on one worker (its module
+    fixtures are built once), and the modules on the session's class are one unit (the class is
+    handed in and graded once); that unit first, then the heavy modules, then the rest."""
     unmarked = [
         item.nodeid
         for item in items
@@ -39,6 +49,37 @@ def pytest_collection_modifyitems(items):
     ]
     if unmarked:
         raise pytest.UsageError(f"mark these pytest.mark.course (they grade a course): {unmarked}")
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        groups = xdist_groups(items)
+        for item, group in groups.items():
+            item.add_marker(pytest.mark.xdist_group(group))
+        items[:] = groups
+
+
+def _module(item: pytest.Item) -> str:
+    return item.nodeid.split("::")[0]
+
+
+def xdist_groups(items: list[pytest.Item]) -> dict[pytest.Item, str]:
+    """Each item's xdist group, the items in the order their groups are handed out: the
+    session's class, then heavy modules, then the rest (in collection order within each)."""
+    modules: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        modules.setdefault(_module(item), []).append(item)
+
+    def group(module_items: list[pytest.Item]) -> str:
+        if any(SHARES_THE_CLASS & set(item.fixturenames) for item in module_items):
+            return "the_class"
+        return _module(module_items[0])
+
+    def rank(module_items: list[pytest.Item]) -> int:
+        if group(module_items) == "the_class":
+            return 0
+        heavy = any(item.get_closest_marker(m) for item in module_items for m in HEAVY)
+        return 1 if heavy else 2
+
+    ranked = sorted(modules.values(), key=rank)  # stable: collection order within a rank
+    return {item: group(module_items) for module_items in ranked for item in module_items}
 
 
 @pytest.fixture
