@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -127,6 +130,33 @@ def test_processes_and_memory_are_limited(sandboxed_kernel):
     said, started = run(spawn)
     assert said == "BlockingIOError" and started < 64
     assert run(outcome("bytearray(4 * 2**30)")) == "MemoryError"  # past twice the 1 GiB
+
+
+@pytest.mark.skipif(not Cgroups.enforceable(LIMITS), reason="cgroups cannot be created here")
+def test_a_sweep_leaves_the_cgroups_of_a_running_grader_and_removes_those_of_an_ended_one():
+    """Two `viewcopy grade` runs at once: one that ends sweeps what killed runs left, never the
+    cgroup the other just made for a kernel that has not entered it yet."""
+    made_here = Cgroups(LIMITS)
+    left = subprocess.run(
+        [sys.executable, "-c", LEFT_BEHIND], capture_output=True, text=True, check=True
+    ).stdout.split()
+    try:
+        Cgroups.sweep()
+        assert made_here.folders and all(folder.is_dir() for folder in made_here.folders)
+        assert made_here.limited
+        assert left and not any(Path(folder).exists() for folder in left)
+    finally:
+        made_here.remove()
+        for folder in map(Path, left):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+LEFT_BEHIND = """
+from viewcopy.sandbox.cgroups import Cgroups
+from viewcopy.sandbox.limits import Limits
+print(*Cgroups(Limits()).folders)  # and ends without removing them, as a killed grader does
+"""
 
 
 def test_torch_runs_as_many_threads_as_the_kernel_has_cores(sandboxed_kernel):

@@ -17,6 +17,26 @@ DELEGATED = "viewcopy-kernels"
 """The folder for kernel cgroups made under the grader's own, delegated cgroup."""
 
 
+def name_for(pid: int) -> str:
+    """A kernel cgroup's name: the process that makes it (and removes it), then a unique part."""
+    return f"{pid}-{uuid.uuid4().hex[:12]}"
+
+
+def maker_ended(name: str) -> bool:
+    """Whether the process that made the cgroup `name` has ended (a name without one, from an
+    earlier release, counts as ended: only an empty cgroup is ever removed)."""
+    pid = name.split("-")[0]
+    if not (pid.isdigit() and "-" in name):
+        return True
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
 def parents(hierarchy: Path, controller: str) -> list[Path]:
     """Where kernel cgroups may go in `hierarchy` (v1: the one of `controller`; v2: ""): root's
     `viewcopy/`, then, where the grader was delegated a cgroup, below it: in v1 its own; in v2
@@ -51,7 +71,7 @@ class Cgroups:
 
     def __init__(self, limits: Limits, root: Path = Path("/sys/fs/cgroup")):
         self.folders: list[Path] = []
-        name = uuid.uuid4().hex[:12]
+        name = name_for(os.getpid())
         quota = int(limits.cpus * self.PERIOD_US)
         if (root / "cgroup.controllers").is_file():  # unified (v2)
             values = {
@@ -111,11 +131,13 @@ class Cgroups:
 
     @staticmethod
     def sweep(root: Path = Path("/sys/fs/cgroup")) -> None:
-        """Remove every empty kernel cgroup left behind (one still in use refuses: EBUSY)."""
+        """Remove every empty kernel cgroup whose maker has ended (one still in use refuses:
+        EBUSY). Another grader's, made for a kernel that has not entered it yet, is empty too:
+        its maker is running, so it stays."""
         for hierarchy, controller in ((root, ""), *((root / c, c) for c in CONTROLLERS)):
             for parent in parents(hierarchy, controller):
                 for folder in parent.iterdir() if parent.is_dir() else []:
-                    if folder.is_dir():
+                    if folder.is_dir() and maker_ended(folder.name):
                         with contextlib.suppress(OSError):
                             folder.rmdir()
 
