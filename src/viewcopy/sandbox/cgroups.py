@@ -25,16 +25,10 @@ def name_for(pid: int) -> str:
 def maker_ended(name: str) -> bool:
     """Whether the process that made the cgroup `name` has ended (a name without one, from an
     earlier release, counts as ended: only an empty cgroup is ever removed)."""
+    import psutil
+
     pid = name.split("-")[0]
-    if not (pid.isdigit() and "-" in name):
-        return True
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    return not (pid.isdigit() and "-" in name and psutil.pid_exists(int(pid)))
 
 
 def parents(hierarchy: Path, controller: str) -> list[Path]:
