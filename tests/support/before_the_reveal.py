@@ -138,15 +138,17 @@ def main(which: str, stage: str) -> None:
     table = calls(sheets(which))
     found: dict[str, object] = {"missing": [n for n in public_names() if n not in table]}
     for name, call in table.items():
-        os.chdir(tempfile.mkdtemp(prefix="before-the-reveal-"))
-        if stage == "after":
-            from viewcopy.instructor.master import measured_predictions
+        with tempfile.TemporaryDirectory(prefix="before-the-reveal-") as folder:
+            os.chdir(folder)
+            if stage == "after":
+                from viewcopy.instructor.master import measured_predictions
 
-            right = measured_predictions()
-            with contextlib.redirect_stdout(io.StringIO()):
-                lab.lock(right)
-                lab.reveal(right)
-        found[name] = shown_by(call)
+                right = measured_predictions()
+                with contextlib.redirect_stdout(io.StringIO()):
+                    lab.lock(right)
+                    lab.reveal(right)
+            found[name] = shown_by(call)
+            os.chdir(os.path.dirname(folder))
     print(json.dumps(found))
 
 
