@@ -29,7 +29,7 @@ pytestmark = [pytest.mark.browser]
 require_chromium("VIEWCOPY_REQUIRE_BROWSER")
 
 from playwright.sync_api import expect  # noqa: E402
-from support.axe import AXE_SEES_THE_SHELL, audit, axe_problem, described  # noqa: E402
+from support.axe import AXE_SEES_THE_SHELL, axe_problem, described, findings  # noqa: E402
 from support.browser_lab import (  # noqa: E402 (after the checks: it imports playwright)
     KERNEL_MS,
     artifacts,
@@ -104,8 +104,9 @@ def audit_outputs(page, notebook) -> tuple[dict[str, list], dict[str, list]]:
         where = [f'.jp-Notebook-cell[data-windowed-list-index="{index}"] {OUTPUTS[0]}']
         if not page.locator(where[0]).count():
             continue
-        violations[grade_id(code)] = audit(page, where)
-        undecided[grade_id(code)] = audit(page, where, kind="incomplete")
+        found = findings(page, where)
+        violations[grade_id(code)] = found["violations"]
+        undecided[grade_id(code)] = found["incomplete"]
     return (
         {k: v for k, v in violations.items() if v},
         {k: v for k, v in undecided.items() if v},

@@ -19,15 +19,16 @@ AXE_SEES_THE_SHELL = "body { height: 100vh; }"
 `overflow: hidden` and its shell absolutely positioned: nothing is clipped on screen, but axe
 reads every node as clipped by the body and skips its colour contrast. The body given the
 window's height changes nothing drawn."""
-RUN = """async ([include, exclude, tags, kind]) => {
+RUN = """async ([include, exclude, tags]) => {
     const context = exclude.length ? {include, exclude} : {include};
     const found = await axe.run(context, {runOnly: {type: 'tag', values: tags},
                                           resultTypes: ['violations', 'incomplete']});
-    return found[kind].map(v => ({
+    const rules = results => results.map(v => ({
         id: v.id, impact: v.impact, help: v.help,
         nodes: v.nodes.map(n => ({target: n.target.join(' '), summary: n.failureSummary,
                                   html: n.html.slice(0, 300)})),
     }));
+    return {violations: rules(found.violations), incomplete: rules(found.incomplete)};
 }"""
 
 
@@ -41,16 +42,20 @@ def axe_problem() -> str | None:
     return None
 
 
-def audit(
-    page: Page, include: list[str], exclude: list[str] = (), kind: str = "violations"
-) -> list[dict]:
+def audit(page: Page, include: list[str], exclude: list[str] = ()) -> list[dict]:
     """The WCAG 2.1 A/AA violations axe finds in the page's elements matching the CSS selectors
-    `include` (minus `exclude`): each rule with its nodes. `kind="incomplete"`: what axe could not
-    decide (a colour contrast behind an element it cannot see through, say)."""
+    `include` (minus `exclude`): each rule with its nodes."""
+    return findings(page, include, exclude)["violations"]
+
+
+def findings(page: Page, include: list[str], exclude: list[str] = ()) -> dict[str, list[dict]]:
+    """One run of axe over those elements: its violations, and what it could not decide (a colour
+    contrast behind an element it cannot see through, say), each rule with its nodes:
+    {"violations": [...], "incomplete": [...]}."""
     if not page.evaluate("() => typeof axe !== 'undefined'"):
         page.add_script_tag(path=str(AXE))
     selectors = [[[s] for s in include], [[s] for s in exclude]]
-    return page.evaluate(RUN, [*selectors, WCAG21_AA, kind])
+    return page.evaluate(RUN, [*selectors, WCAG21_AA])
 
 
 def described(violations: list[dict]) -> str:
