@@ -18,13 +18,14 @@ two gradings at once. Not a timed test: it counts what held, and prints it.
 
 Run: .venv/bin/python benchmarks/sandbox_stress.py [--forks 100] [--rounds 20] [--busy N] [--quick]
 (--busy: busy loops beside, default one a core; --quick: 2 forks, 1 round, of the escapes only
-forging the log, whose check needs it to run, and one busy loop, so that its run in the test suite
-does not take the cores from the tests beside it)
+forging the log, whose check needs it to run, and no busy loop unless --busy asks: in the test
+suite the tests beside it are its load, and a loop would only take a core from them)
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import multiprocessing
 import os
@@ -33,6 +34,7 @@ import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import replace
 from datetime import date
@@ -77,6 +79,18 @@ def busy(seconds: float) -> None:
         pass
 
 
+@contextlib.contextmanager
+def busy_loops(count: int) -> Iterator[None]:
+    """`count` busy loops in processes of their own while the block runs (none for 0)."""
+    if count == 0:
+        yield
+        return
+    with multiprocessing.Pool(count) as load:
+        load.map_async(busy, [3600.0] * count)
+        yield
+        load.terminate()
+
+
 def fork_lane(count: int, work: str) -> dict:
     """One grading worker's share: a template, then `count` kernels forked from it."""
     course = Path(work) / "course"
@@ -106,14 +120,12 @@ def forks(total: int, busy_cores: int) -> dict:
     """`total` kernels, half in each of two workers at once, `busy_cores` busy loops beside."""
     work = Path(tempfile.mkdtemp(prefix="viewcopy-stress-"))
     try:
-        with multiprocessing.Pool(busy_cores) as load:
-            load.map_async(busy, [3600.0] * busy_cores)
-            with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as lanes:
-                done = list(
-                    lanes.map(fork_lane, [total // 2, total - total // 2],
-                              [str(work / "a"), str(work / "b")])
-                )  # fmt: skip
-            load.terminate()
+        spawn = multiprocessing.get_context("spawn")
+        with busy_loops(busy_cores), ProcessPoolExecutor(2, mp_context=spawn) as lanes:
+            done = list(
+                lanes.map(fork_lane, [total // 2, total - total // 2],
+                          [str(work / "a"), str(work / "b")])
+            )  # fmt: skip
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {
@@ -172,8 +184,7 @@ def escapes(rounds: int, escape_ids: tuple[str, ...], busy_cores: int) -> dict:
         for course in courses:
             escape_course(course, escape_ids)
         os.environ["VIEWCOPY_PLANTED_SECRET"] = SECRET
-        with multiprocessing.Pool(busy_cores) as load:
-            load.map_async(busy, [3600.0] * busy_cores)
+        with busy_loops(busy_cores):
             for index in range(rounds):
                 spawn = multiprocessing.get_context("spawn")
                 with ProcessPoolExecutor(2, mp_context=spawn) as lanes:
@@ -191,7 +202,6 @@ def escapes(rounds: int, escape_ids: tuple[str, ...], busy_cores: int) -> dict:
                 held += not broken
                 failures += broken
                 print(f"  round {index + 1}/{rounds}: {broken or 'held'}")
-            load.terminate()
     finally:
         os.environ.pop("VIEWCOPY_PLANTED_SECRET", None)
         shutil.rmtree(work, ignore_errors=True)
@@ -205,14 +215,17 @@ def main() -> None:
     parser.add_argument(
         "--quick",
         action="store_true",
-        help="the smallest run: 2 forks, 1 round, 1 escape, 1 busy core",
+        help="the smallest run: 2 forks, 1 round, 1 escape, no busy loop",
     )
-    parser.add_argument("--busy", type=int, help="busy loops beside (default: one a core)")
+    parser.add_argument(
+        "--busy", type=int, help="busy loops beside (default: one a core; --quick 0)"
+    )
     args = parser.parse_args()
     escape_ids = QUICK_ESCAPES if args.quick else ESCAPES
     if args.quick:
-        args.forks, args.rounds, args.busy = 2, 1, args.busy or 1
-    busy_cores = args.busy or os.cpu_count() or 1
+        args.forks, args.rounds = 2, 1
+    default = 0 if args.quick else os.cpu_count() or 1
+    busy_cores = default if args.busy is None else args.busy
     if (problem := bwrap_problem()) is not None:
         sys.exit(f"no sandbox here: {problem}")
     print(
