@@ -105,7 +105,7 @@ def graded_class(root: Path, n: int, jobs: int | None) -> dict:
     from grading import build_class  # benchmarks/grading.py's class, built its way
 
     from viewcopy.course.assignment import ASSIGNMENT
-    from viewcopy.grading.grade import FAILED, GRADED, SANDBOXED, grade, pool_size
+    from viewcopy.grading.grade import FAILED, GRADED, SANDBOXED, grade, grading_workers
     from viewcopy.sandbox.bubblewrap import bwrap_problem
 
     course = root / "course"
@@ -114,7 +114,7 @@ def graded_class(root: Path, n: int, jobs: int | None) -> dict:
     students = build_class(course, n)
     built_s = time.perf_counter() - started
     sandboxed = bwrap_problem() is None
-    workers = pool_size(jobs, n)
+    workers = grading_workers(jobs, n)
     isolation = "sandboxed (bubblewrap)" if sandboxed else "NOT sandboxed (no bubblewrap here)"
     print(
         f"built in {built_s:.1f} s; viewcopy grade, {workers} workers, kernels {isolation} ...",

@@ -4,10 +4,12 @@ abandons it, and a lost pool names how many were written."""
 
 from __future__ import annotations
 
+import os
 from collections import deque
 
 import pytest
 
+from viewcopy.grading.grade import grading_workers
 from viewcopy.grading.pool import ABANDONED, DRAINING, STOPPED, PoolLost, drain
 from viewcopy.grading.record import GRADED, INTERRUPTED, GradeError, HandInOutcome
 
@@ -108,3 +110,13 @@ def test_a_course_that_runs_a_lock_service_is_refused_by_the_cluster_before_it_c
     run = GradingRun(tmp_path, "view_or_copy", tmp_path, cluster="tcp://127.0.0.1:9")
     with pytest.raises(GradeError, match=r"LockService\.data_dir.*here, without --cluster"):
         ClusterPool(run, print)
+
+
+def test_by_default_a_worker_grades_at_least_four_hand_ins_and_jobs_is_taken_as_asked(monkeypatch):
+    """A worker's start costs what four warm hand-ins do (grade.HAND_INS_PER_WORKER): by default
+    one per core and per four hand-ins; --jobs as asked, never more workers than hand-ins."""
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    assert [grading_workers(None, n) for n in (0, 1, 4, 5, 8, 9, 31, 32, 33, 500)] == [
+        1, 1, 1, 2, 2, 3, 8, 8, 8, 8,
+    ]  # fmt: skip
+    assert [grading_workers(3, n) for n in (1, 2, 3, 4, 500)] == [1, 2, 3, 3, 3]

@@ -13,7 +13,9 @@ from viewcopy.engine.command import Command, SubmissionsFailed, positive
 
 def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
     add_assignment_arguments(parser)
-    parser.add_argument("--jobs", type=positive, default=None, help="workers (default: cores)")
+    parser.add_argument(
+        "--jobs", type=positive, default=None, help="workers (default: one a core and 4 hand-ins)"
+    )
     parser.add_argument("--student", default="*", help="student ids to grade (shell pattern)")
     parser.add_argument("--force", action="store_true", help="regrade what is already graded")
     parser.add_argument(

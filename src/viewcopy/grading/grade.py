@@ -63,9 +63,21 @@ from viewcopy.sandbox.limits import Limits
 LOCAL = "local"
 
 
+HAND_INS_PER_WORKER = 4
+"""A grading worker's start (nbgrader, torch and its kernel template: about 7 s of CPU here) costs
+what four warm hand-ins do, so by default a worker is started only for each four hand-ins: a
+second worker for five hand-ins saved 3 s of 15 and cost 7 s of CPU (docs/instructors.md)."""
+
+
 def pool_size(jobs: int | None, count: int) -> int:
     """How many processes work at once: `jobs` (default: one per core), at most `count`."""
     return max(1, min(jobs or os.cpu_count() or 1, count))
+
+
+def grading_workers(jobs: int | None, count: int) -> int:
+    """How many workers grade `count` hand-ins: `jobs`, or by default one per core and per
+    HAND_INS_PER_WORKER hand-ins; at most `count`."""
+    return pool_size(jobs or min(os.cpu_count() or 1, -(-count // HAND_INS_PER_WORKER)), count)
 
 
 def submitted_students(course: Path, assignment: str, pattern: str = "*") -> list[str]:
@@ -365,7 +377,7 @@ def open_pool(run: GradingRun, count: int, say: Callable[[str], None]) -> Pool:
     )
     started = warm_kernels.how_kernels_start(run.sandbox, devices, course_config(run.course))
     say(f"{isolation}; {limits.describe()}; {started}")
-    return LocalPool(run, pool_size(run.jobs, count), limits)
+    return LocalPool(run, grading_workers(run.jobs, count), limits)
 
 
 def _isolation(sandbox: Limits | None) -> str:
@@ -389,7 +401,7 @@ def _progress_bar(total: int, jobs: int, enabled: bool):
 
     return tqdm(
         total=total,
-        desc=f"grading ({jobs} workers)",
+        desc=f"grading ({jobs} worker{'s' if jobs != 1 else ''})",
         unit="student",
         disable=not enabled,
         smoothing=0.1,

@@ -30,8 +30,8 @@ Done = Callable[[HandInOutcome], None]
 class GradingRun:
     """What one `viewcopy grade` run asks of its pool: the course and assignment, where its logs
     go, the limits per hand-in and per cell in seconds (None: derived, grading.limits), the sandbox
-    (None: none), the local workers (`jobs`, default one per core), the Dask scheduler (`cluster`,
-    None: grade here) and the devices every hand-in's hidden tests must run on."""
+    (None: none), the local workers (`jobs`, default grade.grading_workers), the Dask scheduler
+    (`cluster`, None: grade here) and the devices every hand-in's hidden tests must run on."""
 
     course: Path
     assignment: str
