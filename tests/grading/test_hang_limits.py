@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 sandbox_or_skip()
 LOOPS = "def classify(op_result, parent):\n    while True:\n        pass\n"
 CALLS_CLASSIFY = ("test_classify_visible", "test_classify_hidden")
-CELL_S = 15
+CELL_S = 8
 
 
 def test_an_endless_loop_costs_its_cells_limit_and_the_rest_is_graded(tmp_path):

@@ -25,7 +25,7 @@ from viewcopy.demo.synthetic import Student, hand_in_class, synthetic_class
 from viewcopy.grading.grade import grade
 from viewcopy.locking.record import LOCK_FILE
 
-LIMIT_S = 30
+LIMIT_S = 20
 """The limit per hand-in: the loop and the fork bomb run to it; an honest hand-in, under the
 load of a parallel suite, takes a few seconds."""
 HONEST_COPIES = {"honest_perfect": "perfect", "honest_typical": "typical"}
