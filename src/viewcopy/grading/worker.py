@@ -229,3 +229,13 @@ def serve(
             )
         )
     warm_kernels.stop()
+    _exit_now()
+
+
+def _exit_now() -> None:
+    """End the worker once every hand-in it was given is written: its log flushed, without the
+    interpreter's teardown (collecting what nbgrader and torch hold took 0.7 s of CPU a worker)."""
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(0)
