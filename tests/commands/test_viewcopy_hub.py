@@ -328,10 +328,20 @@ def test_formgrader_opens_in_the_instructors_lab_and_nowhere_else(browser, grade
     student.context.close()
 
 
+TOKEN_FORM_READY = """() => {
+    const form = document.getElementById("request-token-form");
+    const bound = window.jQuery && form && jQuery._data(form, "events");
+    return Boolean(bound && bound.submit);
+}"""
+"""The hub's token page has bound its request form: token.js, which requirejs loads after the
+page, handles the form's submit (the request for a token); under load that comes seconds late."""
+
+
 def hub_token(browser, hub: RunningHub, user: str) -> str:
     """A token `user` requests on the hub's token page, as anyone logged in can."""
     page = log_in(browser, hub, user)
     page.goto(f"{hub.url}/hub/token")
+    page.wait_for_function(TOKEN_FORM_READY)  # a click before it submits the bare form instead
     page.get_by_role("button", name=re.compile("Request new API token")).click()
     token = page.locator("#token-result")
     expect(token).not_to_be_empty()
