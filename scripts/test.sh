@@ -15,16 +15,17 @@ export PATH="$PWD/.venv/bin:$PATH"
 step="lint (ruff check)"
 ruff check src tests benchmarks
 step=""
-# --fast: only the tests that need no course, browser, server, hub or sandbox (a minute here).
+# Two pytest-xdist workers: the modules on the session's class on one, the others beside it, a
+# module at a time (tests/conftest.py's xdist_groups).
+WORKERS=(-n 2 --dist loadgroup --no-loadscope-reorder)
+# --fast: only the tests that need no course, browser, server, hub or sandbox (about 75 s here).
 FAST="not (course or sandbox or cluster or browser or postgres or service or hub or lms or slow)"
 if [ "${1:-}" = "--fast" ]; then
     shift
     rc=0
-    python -m pytest -m "$FAST" "$@" || rc=$?
+    python -m pytest "${WORKERS[@]}" -m "$FAST" "$@" || rc=$?
     echo "fast subset only: scripts/test.sh runs everything (as CI does), -m course (or sandbox,"
     echo "cluster, browser, postgres, service, hub, lms, slow) one part"
     exit "$rc"
 fi
-# Two pytest-xdist workers: the modules on the session's class on one, the others beside it, a
-# module at a time (tests/conftest.py's xdist_groups).
-python -m pytest -n 2 --dist loadgroup --no-loadscope-reorder "$@"
+python -m pytest "${WORKERS[@]}" "$@"

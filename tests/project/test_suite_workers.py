@@ -22,11 +22,11 @@ ALONE = "tests/project/test_architecture.py::test_every_module_lives_in_a_layer_
 
 
 def xdist_options() -> list[str]:
-    """The options scripts/test.sh gives pytest for the whole suite."""
-    found = re.search(
-        r'^python -m pytest (-n .*) "\$@"$', (ROOT / "scripts" / "test.sh").read_text(), re.M
-    )
+    """The options scripts/test.sh gives pytest for the whole suite (and the fast subset)."""
+    script = (ROOT / "scripts" / "test.sh").read_text()
+    found = re.search(r"^WORKERS=\((-n .*)\)$", script, re.M)
     assert found, "scripts/test.sh no longer runs the suite with -n"
+    assert script.count('python -m pytest "${WORKERS[@]}"') == 2, script  # the suite, --fast
     return shlex.split(found.group(1))
 
 
