@@ -9,9 +9,11 @@ The profiler is a third witness, shown but not deciding.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import itertools
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import torch
 
@@ -97,11 +99,13 @@ def measure_with(
     label = {"op": op_expr, "parent": parent_name, "device": device, "item": item}
     parent_layout = Layout.of(parent)
     synchronize(device)
-    before = allocated_bytes(device)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        value, profile, error = profiled(lambda: op(parent))
-    synchronize(device)
+    with _uncollected(device):
+        before = allocated_bytes(device)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            value, profile, error = profiled(lambda: op(parent))
+        synchronize(device)
+        after = allocated_bytes(device)
     if isinstance(error, ExpressionError):
         raise error
     notes = tuple(dict.fromkeys(str(w.message).splitlines()[0] for w in caught))
@@ -116,7 +120,6 @@ def measure_with(
             warnings=notes,
         )
     result = _checked_tensor(value, op_expr)
-    after = allocated_bytes(device)
     same_storage = shares_memory(result, parent)
     evidence = Evidence(
         **label,
@@ -139,6 +142,21 @@ def measure_with(
             f"{'shared' if evidence.write_through else 'separate'}; refusing to give a verdict"
         )
     return evidence
+
+
+@contextlib.contextmanager
+def _uncollected(device: str) -> Iterator[None]:
+    """No garbage collection while a device's allocator is read around an op: earlier
+    measurements' garbage freed meanwhile read as negative bytes allocated (-512 B on CUDA, seen).
+    CPU's bytes come from the profiler and need nothing."""
+    if device == "cpu" or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _probe(op: Callable[[torch.Tensor], object], make_parent: Callable[[], torch.Tensor]):
