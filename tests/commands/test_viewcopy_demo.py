@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import re
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -97,6 +98,9 @@ def close(printed: str, truth: float) -> bool:
 def test_every_synthetic_student_is_graded_and_nothing_failed(demo, tmp_path):
     course, stdout = demo
     assert f"{len(STUDENTS)} graded, 0 failed, 0 skipped" in stdout
+    if sys.platform.startswith("linux"):  # each notebook that runs, in a kernel forked warm
+        run = sum(s.runs for s in synthetic_class(ROOT))
+        assert f"kernels: {run} forked from a warm template, 0 started fresh" in stdout, stdout
     with (course / "grade_logs" / ASSIGNMENT / "record.csv").open() as handle:
         record = {row["student_id"]: row["status"] for row in csv.DictReader(handle)}
     assert record == dict.fromkeys(STUDENTS, "graded")

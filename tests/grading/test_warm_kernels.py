@@ -11,6 +11,7 @@ import re
 import shutil
 import subprocess
 import threading
+from dataclasses import replace
 
 import pytest
 from support import kernels
@@ -20,7 +21,7 @@ from traitlets.config import Config
 from viewcopy.course.assignment import LAB_IMPORTS
 from viewcopy.sandbox import warm_kernels
 from viewcopy.sandbox.kernel_template import Template
-from viewcopy.sandbox.limits import Limits
+from viewcopy.sandbox.limits import THREADS, Limits
 
 pytestmark = [pytest.mark.sandbox]
 
@@ -138,6 +139,24 @@ def test_a_parallel_op_runs_in_a_forked_kernel(course, template):
         )
     assert threads == 2 and total == 1024.0**3
     assert warm_kernels.active() is template
+
+
+def test_a_template_for_two_cores_forks_every_kernel(course, monkeypatch):
+    """torch imported for two threads starts an OpenMP thread, which ends at the template's first
+    fork: no thread was started since the imports, so every later kernel is forked too."""
+    course, copy = course
+    for key in THREADS:
+        monkeypatch.delenv(key, raising=False)
+    two = replace(LIMITS, cpus=2)
+    assert warm_kernels.start(two, ["cpu"], imports=LAB_IMPORTS) is None
+    try:
+        warm_kernels.counts()
+        for _ in range(2):
+            with kernels.sandboxed_kernel(copy, course, two) as run:
+                assert run("import json, torch; print(json.dumps(torch.get_num_threads()))") == 2
+        assert warm_kernels.counts() == {"warm": 2, "fresh": 0}
+    finally:
+        warm_kernels.stop()
 
 
 def test_the_template_refuses_to_fork_once_it_has_started_a_thread():

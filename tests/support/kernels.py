@@ -1,5 +1,6 @@
 """A kernel started the way graded kernels are (SandboxedKernelManager: fresh in its sandbox, or
-forked into it where this process keeps a warm template), and code run in it."""
+forked into it where this process keeps a warm template), or by any kernel manager, and code run
+in it."""
 
 from __future__ import annotations
 
@@ -19,8 +20,6 @@ Run = Callable[[str], object]
 @contextlib.contextmanager
 def sandboxed_kernel(copy: Path, course: Path, limits: Limits) -> Iterator[Run]:
     """A kernel in the working copy `copy` of `course`, under `limits`, until the block ends."""
-    from jupyter_client.blocking import BlockingKernelClient
-    from jupyter_core.utils import run_sync
     from traitlets.config import Config
 
     from viewcopy.sandbox.kernel_manager import SandboxedKernelManager
@@ -28,10 +27,20 @@ def sandboxed_kernel(copy: Path, course: Path, limits: Limits) -> Iterator[Run]:
     config = Config()
     config.SandboxedKernelManager.readable = readable_paths(course)
     config.SandboxedKernelManager.limits = dict(limits.__dict__)
-    manager = SandboxedKernelManager(kernel_name="python3", config=config)
-    run_sync(manager.start_kernel)(
-        cwd=str(copy), extra_arguments=["--HistoryManager.hist_file=:memory:"]
-    )
+    with running(
+        SandboxedKernelManager(kernel_name="python3", config=config), cwd=str(copy)
+    ) as run:
+        yield run
+
+
+@contextlib.contextmanager
+def running(manager, **start) -> Iterator[Run]:
+    """The kernel `manager` starts (`start`: start_kernel's keywords), until the block ends, when
+    it is shut down at once."""
+    from jupyter_client.blocking import BlockingKernelClient
+    from jupyter_core.utils import run_sync
+
+    run_sync(manager.start_kernel)(extra_arguments=["--HistoryManager.hist_file=:memory:"], **start)
     client = BlockingKernelClient(**manager.get_connection_info(session=True))
     client.start_channels()
     client.wait_for_ready(timeout=60)

@@ -63,7 +63,7 @@ def run_cycle(
     for student in students:
         say(f"  {student.student_id:<18} fills the release{' and runs it' if student.runs else ''}")
     say("the students run their notebooks, one kernel per core ...")
-    hand_in_class(students, course)
+    hand_in_class(students, course, say=say)
     return grade_cycle(course, students, say, limit_s=limit_s, progress=progress)
 
 

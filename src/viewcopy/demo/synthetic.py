@@ -22,6 +22,7 @@ import nbformat
 from nbclient import NotebookClient
 
 from viewcopy.course.assignment import (
+    LAB_IMPORTS,
     NEXT_PREDICTIONS_CELL,
     NOTEBOOK,
     grade_id,
@@ -55,6 +56,7 @@ from viewcopy.instructor.master import (
 )
 from viewcopy.locking.file import read_lock
 from viewcopy.sandbox.limits import THREADS
+from viewcopy.sandbox.own_kernels import OwnKernelManager, OwnKernelTemplate, warm_template
 
 OPPOSITE = {"view": "copy", "copy": "view"}
 MEMORY = "the same as in the lecture's answers"
@@ -302,7 +304,7 @@ def _slips(sheets: Sheets) -> list[Student]:
 def run_cells(client: NotebookClient, student: Student, folder: Path, **kernel: object) -> None:
     """Run the client's notebook cell by cell in `folder`, as the student does: their
     NEXT_PREDICTIONS are written once the next ops are drawn. `kernel`: how to start it."""
-    with client.setup_kernel(**kernel):
+    with client.setup_kernel(cleanup_kc=True, **kernel):  # shut down, even a manager we gave it
         for index, cell in enumerate(client.nb.cells):
             if grade_id(cell) == NEXT_PREDICTIONS_CELL and student.next_ops:
                 cell.source = next_predictions_source(student.next_ops, folder)
@@ -344,9 +346,11 @@ def write_submission(
     *,
     timeout: int = 300,
     threads: int | None = None,
+    template: OwnKernelTemplate | None = None,
 ) -> Path:
     """Fill the release notebook into `folder`, run it there as the student would, save it
-    (`threads`: torch's thread count in the kernel, unless the environment sets it)."""
+    (`threads`: torch's thread count in the kernel, unless the environment sets it; `template`:
+    where its kernel is forked from, else it starts fresh)."""
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
@@ -359,6 +363,9 @@ def write_submission(
             kernel_name="python3",
             allow_errors=True,
             resources={"metadata": {"path": str(folder)}},
+            km=None
+            if template is None
+            else OwnKernelManager(kernel_name="python3", template=template),
         )
         environment = hand_in_environment(student, threads)
         run_cells(client, student, folder, stderr=subprocess.DEVNULL, env=environment)  # log out
@@ -370,33 +377,54 @@ def write_submission(
     return path
 
 
-def hand_in_environment(student: Student, threads: int | None) -> dict[str, str]:
+def hand_in_environment(student: Student | None, threads: int | None) -> dict[str, str]:
     """The student's kernel environment: this process's, the student's own, and `threads` for
-    torch unless one of those sets it."""
-    environment = {**os.environ, **student.environment}
+    torch unless one of those sets it (None: what every student's shares)."""
+    environment = {**os.environ, **(student.environment if student else {})}
     for key in THREADS if threads is not None else ():
         environment.setdefault(key, str(threads))
     return environment
 
 
-def hand_in(student: Student, course: Path, *, threads: int | None = None) -> Path:
-    """The student's submission of the course's release, stamped as `nbgrader collect` leaves it."""
+def hand_in(
+    student: Student,
+    course: Path,
+    *,
+    threads: int | None = None,
+    template: OwnKernelTemplate | None = None,
+) -> Path:
+    """The student's submission of the course's release, stamped as `nbgrader collect` leaves it
+    (its kernel forked from `template` where given)."""
     folder = submission_folder(course, student.student_id)
     use_course_ops(read_settings(course).next_ops)  # the draw the release's kernel makes
-    write_submission(student, release_folder(course), folder, threads=threads)
+    write_submission(student, release_folder(course), folder, threads=threads, template=template)
     mark_submitted(folder)
     return folder
 
 
 def hand_in_class(
-    students: Iterable[Student], course: Path, *, jobs: int | None = None
+    students: Iterable[Student],
+    course: Path,
+    *,
+    jobs: int | None = None,
+    say: Callable[[str], None] | None = None,
 ) -> list[Path]:
     """Every student's hand-in, `jobs` at a time (default: one per core). Each notebook runs in a
     kernel process of its own, in its own folder, as `hand_in` runs it alone, its torch on its share
     of the cores; the threads here only drive those kernels, and what this process measures for a
-    student it measures one at a time."""
+    student it measures one at a time. The kernels are forked from one warm template
+    (viewcopy.sandbox.own_kernels) where they can be; `say` hears how many were."""
     students = list(students)
     jobs = pool_size(jobs, len(students))
     threads = max(1, (os.cpu_count() or 1) // jobs)  # more kernels than cores only contend
-    with ThreadPoolExecutor(jobs, thread_name_prefix="hand-in") as pool:
-        return list(pool.map(lambda student: hand_in(student, course, threads=threads), students))
+    shared = hand_in_environment(None, threads)
+    with (
+        warm_template(shared, LAB_IMPORTS) as template,
+        ThreadPoolExecutor(jobs, thread_name_prefix="hand-in") as pool,
+    ):
+        handed_in = list(
+            pool.map(lambda s: hand_in(s, course, threads=threads, template=template), students)
+        )
+    if say is not None:
+        say(f"  kernels: {len(students)} started fresh" if template is None else template.said())
+    return handed_in

@@ -15,6 +15,12 @@ The traps of forking torch: libgomp deadlocks in a child forked after a parallel
 cannot be used in a child forked after it was initialized. The template runs no torch op and never
 touches CUDA, and checks before every fork that it has started no thread and no CUDA since its
 imports (else it refuses, and the worker falls back to a fresh kernel).
+
+Started with `--own`, a template forks students' own kernels instead (the synthetic class's
+hand-ins, run as on the student's machine: viewcopy.sandbox.own_kernels): no sandbox, no cgroup, no
+privilege dropped, each kernel in its own session, ended with the holder process its kernel
+manager watches. It reads only OwnKernelRequest, and a sandboxed template only KernelRequest: no
+request can make a grading template fork outside a sandbox.
 """
 
 from __future__ import annotations
@@ -24,7 +30,10 @@ import importlib
 import json
 import os
 import resource
+import select
+import signal
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -33,10 +42,24 @@ from viewcopy.sandbox import kernel_output, namespaces
 KERNEL = "ipykernel.kernelapp"
 """What every kernel imports; the worker names what else its kernels import (its lab's modules)."""
 READY = "ready"
+OWN = "--own"
+"""The template's option to fork students' own kernels (no sandbox) instead of graded ones."""
+
+
+class _Line:
+    """A request as the one JSON line the worker writes and the template reads."""
+
+    def line(self) -> bytes:
+        return (json.dumps(asdict(self)) + "\n").encode()
+
+    @classmethod
+    def read(cls, line: bytes):
+        fields = json.loads(line)
+        return cls(**{k: tuple(v) if isinstance(v, list) else v for k, v in fields.items()})
 
 
 @dataclass(frozen=True)
-class KernelRequest:
+class KernelRequest(_Line):
     """One kernel to fork: into the sandbox whose first process is `sandbox_pid` (bwrap's
     child-pid), its `cgroups`, its `rlimits` (prlimit's names), its whole `env`, its working copy
     `cwd`, with ipykernel's `argv` (what follows `python -m ipykernel_launcher`), as `uid`."""
@@ -51,34 +74,43 @@ class KernelRequest:
     """The host uid the kernel becomes (a root grader's); None where the sandbox's user
     namespace already maps its user."""
 
-    def line(self) -> bytes:
-        return (json.dumps(asdict(self)) + "\n").encode()
 
-    @classmethod
-    def read(cls, line: bytes) -> KernelRequest:
-        fields = json.loads(line)
-        return cls(**{**fields, "cgroups": tuple(fields["cgroups"]), "argv": tuple(fields["argv"])})
+@dataclass(frozen=True)
+class OwnKernelRequest(_Line):
+    """One student's own kernel to fork (no sandbox): its whole `env`, its folder `cwd`,
+    ipykernel's `argv`, alive as long as the process `holder_pid` (its kernel manager's)."""
+
+    holder_pid: int
+    env: dict[str, str]
+    cwd: str
+    argv: tuple[str, ...]
 
 
 class Template:
-    """The imports done once, and the state they left, checked before every fork."""
+    """The imports done once, and the state they left, checked before every fork; `own`: it forks
+    students' own kernels (OwnKernelRequest), else only into sandboxes (KernelRequest)."""
 
-    def __init__(self, imports: tuple[str, ...] = ()):
+    def __init__(self, imports: tuple[str, ...] = (), own: bool = False):
         for module in (KERNEL, *imports):
             importlib.import_module(module)
         self.threads = _threads()
         self.folders = _made_folders()
+        self.requests = OwnKernelRequest if own else KernelRequest
 
-    def fork_kernel(self, request: KernelRequest) -> int:
+    def fork_kernel(self, request: KernelRequest | OwnKernelRequest) -> int:
         """Fork the kernel `request` asks for; its pid (as the grader sees it) once it is in its
-        sandbox with every privilege dropped. RuntimeError when it could not get there."""
+        sandbox with every privilege dropped, or, for an own kernel, once it is set up.
+        RuntimeError when it could not get there."""
         self._check_untouched()
+        if not isinstance(request, self.requests):
+            raise RuntimeError(f"this template forks only on a {self.requests.__name__}")
         _reap()
         readable, writable = os.pipe()
         child = os.fork()
         if child == 0:
             os.close(readable)
-            _enter_sandbox(request, writable, self.folders)
+            held = _hold_own if isinstance(request, OwnKernelRequest) else _enter_sandbox
+            _as_child(writable, lambda: held(request, writable, self.folders))
         os.close(writable)
         with os.fdopen(readable, "rb") as status:
             report = status.read().decode(errors="replace").splitlines()
@@ -92,12 +124,14 @@ class Template:
         torch = sys.modules.get("torch")
         if torch is not None and torch.cuda.is_initialized():
             raise RuntimeError("CUDA was initialized in the template")
-        if _threads() != self.threads:
+        if _threads() - self.threads:
             raise RuntimeError("the template started threads since its imports")
 
 
-def _threads() -> int:
-    return len(os.listdir("/proc/self/task"))
+def _threads() -> frozenset[str]:
+    """This process's threads, by id: those its imports started may end (torch's OpenMP thread,
+    started where OMP_NUM_THREADS is 2 or more, ends at the first fork), none may start."""
+    return frozenset(os.listdir("/proc/self/task"))
 
 
 def _made_folders() -> tuple[str, ...]:
@@ -119,34 +153,45 @@ def _reap() -> None:
             pass
 
 
-def _enter_sandbox(request: KernelRequest, status: int, folders: tuple[str, ...]) -> None:
-    """The forked child: into the hand-in's cgroups and namespaces, then the kernel is forked
-    inside them; it stays the kernel's parent (in the grader's process tree, which ends it) and
-    ends with it. Never returns."""
+def _as_child(status: int, work: Callable[[], int]) -> None:
+    """End this forked child with the exit status `work` returns; what it raises is written on
+    `status` for the template to answer (the worker then falls back). Never returns."""
     code = 1
     try:
-        _close_all_but(status)
-        for folder in request.cgroups:
-            Path(folder, "cgroup.procs").write_text(str(os.getpid()))
-        host = (os.stat("/"), os.stat(request.cwd))
-        namespaces.join(request.sandbox_pid)
-        _check_inside(*host, request)
-        output, said = os.pipe()
-        kernel = os.fork()
-        if kernel == 0:
-            os.close(output)
-            _become_kernel(request, status, folders, said)
-        os.close(said)
-        os.write(status, f"kernel {kernel}\n".encode())
-        os.close(status)
-        kernel_output.relay(output, sys.stderr, until=os.pidfd_open(kernel))
-        code = os.waitstatus_to_exitcode(os.waitpid(kernel, 0)[1])
-        code = code if code >= 0 else 128 - code  # killed by a signal: as a shell says it
+        code = work()
     except BaseException as exc:  # noqa: BLE001 (reported to the worker, which falls back)
         with contextlib.suppress(OSError):
             os.write(status, f"error: {type(exc).__name__}: {exc}\n".encode())
     finally:
         os._exit(code)
+
+
+def _enter_sandbox(request: KernelRequest, status: int, folders: tuple[str, ...]) -> int:
+    """The forked child: into the hand-in's cgroups and namespaces, then the kernel is forked
+    inside them; it stays the kernel's parent (in the grader's process tree, which ends it) and
+    ends with it: the kernel's exit status."""
+    _close_all_but(status)
+    for folder in request.cgroups:
+        Path(folder, "cgroup.procs").write_text(str(os.getpid()))
+    host = (os.stat("/"), os.stat(request.cwd))
+    namespaces.join(request.sandbox_pid)
+    _check_inside(*host, request)
+    output, said = os.pipe()
+    kernel = os.fork()
+    if kernel == 0:
+        os.close(output)
+        _become_kernel(request, status, folders, said)
+    os.close(said)
+    os.write(status, f"kernel {kernel}\n".encode())
+    os.close(status)
+    kernel_output.relay(output, sys.stderr, until=os.pidfd_open(kernel))
+    return _exit_code(kernel)
+
+
+def _exit_code(kernel: int) -> int:
+    """The kernel's exit status once it ends; killed by a signal, as a shell says it."""
+    code = os.waitstatus_to_exitcode(os.waitpid(kernel, 0)[1])
+    return code if code >= 0 else 128 - code
 
 
 def _check_inside(host_root: os.stat_result, host_copy: os.stat_result, request) -> None:
@@ -172,10 +217,7 @@ def _become_kernel(
     """The kernel, inside the sandbox: what bubblewrap and prlimit give a fresh kernel, then
     ipykernel, with `output` (relayed as the kernel's words) as its stdout and stderr. Never
     returns."""
-    os.setsid()
-    stdin = os.open("/dev/null", os.O_RDONLY)
-    os.dup2(stdin, 0)
-    os.close(stdin)
+    _own_session()
     os.dup2(output, 1)
     os.dup2(output, 2)
     os.close(output)
@@ -184,6 +226,44 @@ def _become_kernel(
     namespaces.drop_privileges(request.uid)
     if request.uid is not None and (os.getuid(), os.geteuid()) != (request.uid, request.uid):
         raise RuntimeError(f"the kernel is uid {os.getuid()}, not its own {request.uid}")
+    _launch(request, status, folders)
+
+
+def _own_session() -> None:
+    """A session of the kernel's own (its process group, which is ended whole), stdin empty."""
+    os.setsid()
+    stdin = os.open("/dev/null", os.O_RDONLY)
+    os.dup2(stdin, 0)
+    os.close(stdin)
+
+
+def _hold_own(request: OwnKernelRequest, status: int, folders: tuple[str, ...]) -> int:
+    """The forked child of a student's own kernel: forks the kernel (its output is the
+    template's), stays its parent, and ends its whole session as soon as the holder ends (its
+    kernel manager's kill), else with it: the kernel's exit status."""
+    _close_all_but(status)
+    holder = os.pidfd_open(request.holder_pid)
+    kernel = os.fork()
+    if kernel == 0:
+        os.close(holder)
+        _own_session()
+        _launch(request, status, folders)
+    os.write(status, f"kernel {kernel}\n".encode())
+    os.close(status)
+    ended = os.pidfd_open(kernel)
+    if ended not in select.select([holder, ended], [], [])[0]:
+        try:
+            os.killpg(kernel, signal.SIGKILL)
+        except ProcessLookupError:  # its session not made yet: it has started nothing
+            os.kill(kernel, signal.SIGKILL)
+    return _exit_code(kernel)
+
+
+def _launch(
+    request: KernelRequest | OwnKernelRequest, status: int, folders: tuple[str, ...]
+) -> None:
+    """Into the kernel's folder and environment, say ready on `status`, and run ipykernel as
+    `python -m ipykernel_launcher` would. Never returns."""
     os.chdir(request.cwd)
     os.environ.clear()
     os.environ.update(request.env)
@@ -211,18 +291,19 @@ def _become_kernel(
         os._exit(code)
 
 
-def main(control: int, imports: tuple[str, ...]) -> None:
+def main(control: int, imports: tuple[str, ...], own: bool = False) -> None:
     """Import `imports`, say ready on `control` (a socket to the worker), then fork a kernel for
-    each request line, answering its pid or the error; end when the worker closes it (or ends, even
-    killed outright: the socket then closes)."""
+    each request line (an OwnKernelRequest where `own`, else a KernelRequest), answering its pid
+    or the error; end when the worker closes it (or ends, even killed outright: the socket then
+    closes)."""
     if sys.path and sys.path[0] and Path(sys.path[0]) == Path.cwd():
         del sys.path[0]  # started with -m: as ipykernel_launcher, no working folder on the path
     channel = os.fdopen(control, "rb+", buffering=0)
-    template = Template(imports)
+    template = Template(imports, own)
     channel.write(f"{READY}\n".encode())
     for line in iter(channel.readline, b""):
         try:
-            answer = {"pid": template.fork_kernel(KernelRequest.read(line))}
+            answer = {"pid": template.fork_kernel(template.requests.read(line))}
         except Exception as exc:  # noqa: BLE001 (the worker says it and falls back)
             answer = {"error": str(exc)}
         channel.write((json.dumps(answer) + "\n").encode())
@@ -231,4 +312,5 @@ def main(control: int, imports: tuple[str, ...]) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]), tuple(sys.argv[2:]))
+    own = sys.argv[1] == OWN
+    main(int(sys.argv[1 + own]), tuple(sys.argv[2 + own :]), own)

@@ -19,13 +19,14 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 from traitlets import Bool
 from traitlets.config import Configurable
 
-from viewcopy.sandbox.kernel_template import READY, KernelRequest
+from viewcopy.sandbox.kernel_template import READY, KernelRequest, OwnKernelRequest
 from viewcopy.sandbox.limits import Limits, kernel_environment
 
 HOLDER = (
@@ -72,20 +73,26 @@ class KernelTemplate:
 
     def __init__(self, limits: Limits, imports: Sequence[str] = ()):
         self.home = tempfile.mkdtemp(prefix=f"{HOME_PREFIX}{os.getpid()}-", dir=TEMPLATE_HOMES)
+        self._start({**kernel_environment(limits), "HOME": self.home}, imports)
+
+    def _start(self, env: dict[str, str], imports: Sequence[str], *options: str, **popen) -> None:
+        """Start the template process (`options` before its socket, `popen` for Popen)."""
         ours, theirs = socket.socketpair()
-        template = [sys.executable, "-m", "viewcopy.sandbox.kernel_template"]
+        template = [sys.executable, "-m", "viewcopy.sandbox.kernel_template", *options]
         self.process = subprocess.Popen(
             [*template, str(theirs.fileno()), *imports],
             pass_fds=(theirs.fileno(),),
-            env={**kernel_environment(limits), "HOME": self.home},
+            env=env,
             cwd="/",
             stdin=subprocess.DEVNULL,
             start_new_session=True,
+            **popen,
         )
         theirs.close()
         self.channel = ours.makefile("rwb", buffering=0)
         ours.close()
         self.ready = False
+        self._asking = threading.Lock()
 
     def wait_ready(self) -> None:
         """Return once the template has imported; TemplateError when it could not."""
@@ -94,11 +101,13 @@ class KernelTemplate:
                 raise TemplateError("the kernel template could not import what kernels import")
             self.ready = True
 
-    def fork(self, request: KernelRequest) -> int:
-        """The pid of a kernel forked into `request`'s sandbox; TemplateError when it cannot."""
-        self.wait_ready()
-        self.channel.write(request.line())
-        answer = json.loads(self._answer() or '{"error": "the kernel template ended"}')
+    def fork(self, request: KernelRequest | OwnKernelRequest) -> int:
+        """The pid of the kernel `request` asks for; TemplateError when it cannot be forked
+        (one request at a time: threads may share a template)."""
+        with self._asking:
+            self.wait_ready()
+            self.channel.write(request.line())
+            answer = json.loads(self._answer() or '{"error": "the kernel template ended"}')
         if "error" in answer:
             raise TemplateError(answer["error"])
         return answer["pid"]
@@ -120,7 +129,8 @@ class KernelTemplate:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        shutil.rmtree(self.home, ignore_errors=True)
+        if self.home is not None:
+            shutil.rmtree(self.home, ignore_errors=True)
 
 
 _active: KernelTemplate | None = None
