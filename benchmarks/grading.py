@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import multiprocessing
 import os
 import platform
 import shutil
@@ -61,6 +60,7 @@ from viewcopy.course.assignment import (
 )
 from viewcopy.demo.synthetic import hand_in_class, synthetic_class
 from viewcopy.grading.grade import GRADED, SANDBOXED, grade
+from viewcopy.grading.worker import worker_context
 from viewcopy.sandbox.bubblewrap import bwrap_problem
 
 REPO = Path(__file__).resolve().parents[1]
@@ -250,9 +250,8 @@ def profile_one(course: str, student: str, sandboxed: bool) -> list[tuple[str, f
 def profile(courses: list[Path], students: list[str], sandboxed: bool) -> list[dict[str, float]]:
     """For each course (a config), the mean seconds per hand-in of each span: one worker process
     per course, the courses taking turns hand-in by hand-in, so that what else runs on the
-    machine meets each alike."""
-    context = multiprocessing.get_context("spawn")
-    pools = [ProcessPoolExecutor(1, mp_context=context) for _ in courses]
+    machine meets each alike. Each process starts as viewcopy grade's workers do."""
+    pools = [ProcessPoolExecutor(1, mp_context=worker_context()) for _ in courses]
     runs: list[list[list]] = [[] for _ in courses]
     try:
         for student in students:

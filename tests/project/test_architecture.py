@@ -311,12 +311,13 @@ def test_the_engine_reads_no_item_of_the_lab():
 
 
 def loaded_by_name(path: Path) -> list[tuple[int, str]]:
-    """(line, what) of each module `path` loads by a string name: import_module or __import__."""
+    """(line, what) of each module `path` loads by a string name: import_module, __import__ or
+    a fork server's preload."""
     found = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Call):
             name = ast.unparse(node.func)
-            if name.endswith("import_module") or name == "__import__":
+            if name.endswith(("import_module", "set_forkserver_preload")) or name == "__import__":
                 found.append((node.lineno, ast.unparse(node.args[0]) if node.args else ""))
     return found
 
@@ -325,6 +326,7 @@ BY_NAME = {
     "engine/version.py": "the stable paths' names and deprecated names, each from the map its "
     "module gives (an import would load them all at `import viewcopy`)",
     "sandbox/kernel_template.py": "what another process (the template) imports before it forks",
+    "grading/worker.py": "what another process (the workers' fork server) imports before it forks",
     "__init__.py": "`viewcopy.checks`, a stable path module of its own, imported when first used",
 }
 """Where a module is loaded by a string name, and why an import cannot serve there."""

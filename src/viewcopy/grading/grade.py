@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
-import multiprocessing
 import os
 import time
 from collections import deque
@@ -54,7 +53,7 @@ from viewcopy.grading.record import (
     record_path,
     write_record,
 )
-from viewcopy.grading.worker import STOP, Graded, kill_tree, serve
+from viewcopy.grading.worker import STOP, Graded, kill_tree, serve, worker_context
 from viewcopy.sandbox import warm_kernels
 from viewcopy.sandbox.bubblewrap import bwrap_problem, describe
 from viewcopy.sandbox.cgroups import Cgroups
@@ -117,11 +116,11 @@ class Worker:
     def __init__(
         self, course: Path, assignment: str, log: Path, limits: Limits | None, cell_s: int
     ):
-        context = multiprocessing.get_context("spawn")
+        context = worker_context()
         self.connection, theirs = context.Pipe()
         self.process = context.Process(
             target=serve,
-            args=(theirs, str(course), assignment, str(log), limits, cell_s),
+            args=(theirs, str(course), assignment, str(log), limits, cell_s, dict(os.environ)),
             daemon=True,
         )
         self.process.start()

@@ -36,6 +36,8 @@ FRIENDLY = {
 EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception|Exit))\b:?(.*)$")
 PR_SET_PDEATHSIG = 1
 WATCH_S = 0.5
+FORK_SERVER = "viewcopy.grading.fork_server"
+"""What the fork server imports before it forks workers (worker_context)."""
 
 
 @dataclass(frozen=True)
@@ -145,25 +147,40 @@ def load_api(
     return NbGraderAPI(CourseDirectory(config=config), config=config)
 
 
+def worker_context() -> multiprocessing.context.BaseContext:
+    """How a grading process starts: on Linux forked from a fork server that has done every
+    worker's imports once for this grader (viewcopy.grading.fork_server), elsewhere spawned."""
+    if not sys.platform.startswith("linux"):
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload([FORK_SERVER])
+    return context
+
+
 def die_with_parent() -> None:
-    """End this process, and everything it started, when the process that started it ends, even
+    """End this process, and everything it started, when the grader that started it ends, even
     by SIGKILL (which lets that one stop nothing): Linux's parent-death signal (SIGTERM, sent when
-    the thread that started it ends: the pool starts and closes its workers in the one thread
-    that grades), and everywhere a thread that watches for the parent's end, should the signal's
-    handler wait on a call that does not return. Both kill this process's tree, its kernels' and
-    sandboxes' processes first (a sandbox outlives a worker killed outright: bwrap's
-    --die-with-parent binds the kernel to bwrap, not bwrap to the worker)."""
-    parent = multiprocessing.parent_process().pid
+    this process's parent ends: the grader's fork server, which ends at once with the grader), and
+    everywhere a thread that watches for the grader's end, should the signal's handler wait on a
+    call that does not return. Both kill this process's tree, its kernels' and sandboxes'
+    processes first (a sandbox outlives a worker killed outright: bwrap's --die-with-parent binds
+    the kernel to bwrap, not bwrap to the worker)."""
+    import psutil
+
     signal.signal(signal.SIGTERM, lambda *_: kill_tree(os.getpid()))
     if sys.platform == "linux":
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
-    threading.Thread(target=_watch, args=(parent,), daemon=True).start()
-    if os.getppid() != parent:  # it ended before we asked
+    try:
+        grader = psutil.Process(multiprocessing.parent_process().pid)
+    except psutil.NoSuchProcess:  # it ended before we asked
         kill_tree(os.getpid())
+        return
+    threading.Thread(target=_watch, args=(grader,), daemon=True).start()
 
 
-def _watch(parent: int) -> None:
-    while os.getppid() == parent:
+def _watch(grader) -> None:
+    """Kill this process's tree once `grader` (a psutil.Process: a reused pid is not it) ends."""
+    while grader.is_running():
         time.sleep(WATCH_S)
     kill_tree(os.getpid())
 
@@ -189,10 +206,16 @@ def serve(
     log: str,
     limits: Limits | None,
     cell_s: int | None = None,
+    environment: dict[str, str] | None = None,
 ) -> None:
     """The worker's main loop: its own session (Ctrl-C in the terminal reaches the parent only),
     ended with its parent however that ends, its output and its kernels' in `log` (the terminal
-    keeps the progress bar); each cell under `cell_s` seconds where given."""
+    keeps the progress bar); each cell under `cell_s` seconds where given; the grader's
+    `environment` as it was when it started the worker (a fork server keeps the one it began
+    with)."""
+    if environment is not None:
+        os.environ.clear()
+        os.environ.update(environment)
     os.setsid()
     die_with_parent()
     sink = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
