@@ -1,6 +1,7 @@
 """How grading processes start (grading.worker.worker_context): on Linux each is forked from one
 fork server per grader that has done every worker's imports, and the server ends at once when
-the grader ends, even killed outright, so its workers' parent-death signal comes at once."""
+the grader ends, even killed outright and with its workers still running, so their parent-death
+signal comes at once."""
 
 from __future__ import annotations
 
@@ -39,17 +40,17 @@ def test_every_worker_is_forked_from_one_server_with_its_imports_done():
     assert imported == ["torch", "nbgrader.apps", "viewcopy.plugins"]
 
 
-def test_the_fork_server_ends_at_once_with_its_grader():
+def test_the_fork_server_ends_at_once_with_its_grader_though_a_worker_lives():
     grader = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(
             """
-            import sys, time
-            from support.worker_start import report
+            import time
+            from support.worker_start import linger
             from viewcopy.grading.worker import worker_context
             context = worker_context()
             ours, theirs = context.Pipe()
-            context.Process(target=report, args=(theirs,)).start()
-            print(ours.recv()[0], flush=True)
+            context.Process(target=linger, args=(theirs,)).start()
+            print(ours.recv(), flush=True)
             time.sleep(600)
             """
         )],
@@ -57,11 +58,15 @@ def test_the_fork_server_ends_at_once_with_its_grader():
         stdout=subprocess.PIPE,
         text=True,
     )  # fmt: skip
-    server = psutil.Process(int(grader.stdout.readline()))
-    assert server.parent().pid == grader.pid
-    grader.kill()
-    grader.wait()
-    deadline = time.monotonic() + 1
-    while server.is_running() and server.status() != psutil.STATUS_ZOMBIE:
-        assert time.monotonic() < deadline, "the fork server outlived its grader by 1 s"
-        time.sleep(0.02)
+    worker = psutil.Process(int(grader.stdout.readline()))
+    server = worker.parent()
+    try:
+        assert server.parent().pid == grader.pid
+        grader.kill()
+        grader.wait()
+        deadline = time.monotonic() + 1
+        while server.is_running() and server.status() != psutil.STATUS_ZOMBIE:
+            assert time.monotonic() < deadline, "the fork server outlived its grader by 1 s"
+            time.sleep(0.02)
+    finally:
+        worker.kill()

@@ -4,9 +4,10 @@ Python's teardown.
 
 The server runs no torch op and starts no thread, so a worker forked from it is as a spawned one
 that has imported the same modules (3.7 s of CPU a worker, measured). It ends when the grader
-does (multiprocessing closes its pipe), even killed outright; tearing torch down took it 2 s and
-more under load, and its workers get their parent-death signal only once it has ended
-(worker.die_with_parent), so it ends at once: nothing of a student's is ever in it.
+does, even killed outright: its pipe to the grader closes (each worker closes its own copy,
+worker.leave_the_fork_server). Tearing torch down took it 2 s and more under load, and its
+workers get their parent-death signal only once it has ended (worker.die_with_parent), so it
+ends at once: nothing of a student's is ever in it.
 """
 
 import atexit

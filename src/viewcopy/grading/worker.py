@@ -157,6 +157,19 @@ def worker_context() -> multiprocessing.context.BaseContext:
     return context
 
 
+def leave_the_fork_server() -> None:
+    """Close this worker's copy of its fork server's lifeline (multiprocessing gives one to every
+    process the server forks): the server ends as soon as the grader does, not once every worker
+    has, and its end gives each worker its parent-death signal at once, however busy the
+    machine. A spawned worker holds none."""
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver
+    if server._forkserver_alive_fd is not None:
+        os.close(server._forkserver_alive_fd)
+        server._forkserver_alive_fd = None
+
+
 def die_with_parent() -> None:
     """End this process, and everything it started, when the grader that started it ends, even
     by SIGKILL (which lets that one stop nothing): Linux's parent-death signal (SIGTERM, sent when
@@ -217,6 +230,7 @@ def serve(
         os.environ.clear()
         os.environ.update(environment)
     os.setsid()
+    leave_the_fork_server()
     die_with_parent()
     sink = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     os.dup2(sink, 1)
