@@ -426,5 +426,6 @@ def hand_in_class(
             pool.map(lambda s: hand_in(s, course, threads=threads, template=template), students)
         )
     if say is not None:
-        say(f"  kernels: {len(students)} started fresh" if template is None else template.said())
+        fresh = f"  kernels: {sum(s.runs for s in students)} started fresh"
+        say(fresh if template is None else template.said())
     return handed_in

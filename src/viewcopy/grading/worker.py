@@ -161,11 +161,12 @@ def leave_the_fork_server() -> None:
     """Close this worker's copy of its fork server's lifeline (multiprocessing gives one to every
     process the server forks): the server ends as soon as the grader does, not once every worker
     has, and its end gives each worker its parent-death signal at once, however busy the
-    machine. A spawned worker holds none."""
+    machine. A spawned worker holds none; a Python whose multiprocessing keeps it elsewhere keeps
+    it, and the server then ends once the workers have (tests/grading/test_worker_start.py)."""
     from multiprocessing import forkserver
 
     server = forkserver._forkserver
-    if server._forkserver_alive_fd is not None:
+    if getattr(server, "_forkserver_alive_fd", None) is not None:
         os.close(server._forkserver_alive_fd)
         server._forkserver_alive_fd = None
 

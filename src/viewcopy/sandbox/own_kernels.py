@@ -1,7 +1,7 @@
 """Students' own kernels, forked warm: the kernel a hand-in runs in on the student's machine (the
 synthetic class of viewcopy.demo) is forked from a template that has imported ipykernel, torch
-and the lab once (viewcopy.sandbox.kernel_template with `--own`), instead of started fresh (a
-second and a half of CPU less each here, measured in docs/benchmarks.md).
+and the lab once (viewcopy.sandbox.kernel_template with `--own`), instead of started fresh (about
+2.6 s of CPU less a hand-in here, docs/development.md).
 
 No sandbox: the kernel is the student's own, with the environment and folder a fresh kernel
 gets. jupyter_client's process is a small holder that lives as long as the kernel does; the
@@ -33,7 +33,7 @@ from viewcopy.sandbox.warm_kernels import KernelTemplate, TemplateError, ipykern
 READ_AT_START = ("PYTHON", "OMP_", "MKL_", "KMP_", "GOMP_", "TORCH", "PYTORCH_", "LD_", "HOME")
 """Environment variables (by prefix) read when the template imported what its kernels import: a
 kernel whose values differ cannot be forked from it."""
-HOLDER = (
+OWN_HOLDER = (
     "import os, select, sys\n"
     "kernel = os.read(int(sys.argv[1]), 32)\n"
     "if kernel:\n"
@@ -118,7 +118,7 @@ class OwnKernelManager(AsyncKernelManager):
             try:
                 kw["pass_fds"] = (pid, *kw.get("pass_fds", ()))
                 await super()._async_launch_kernel(
-                    [sys.executable, "-I", "-S", "-c", HOLDER, str(pid)], **kw
+                    [sys.executable, "-I", "-S", "-c", OWN_HOLDER, str(pid)], **kw
                 )
             finally:
                 os.close(pid)
