@@ -39,13 +39,13 @@ from viewcopy.course.assignment import (
 from viewcopy.course.check import release_declaration
 from viewcopy.course.class_scores import class_scores, format_score
 from viewcopy.demo.synthetic import hand_in, synthetic_class
+from viewcopy.display.parts_table import parts_frame
 from viewcopy.exercise.graded_parts import declared_parts
 from viewcopy.exercise.next_ops import declared_ops
 from viewcopy.exercise.next_predictions import hand_in_draw
 from viewcopy.five.questions import five
 from viewcopy.grading.grade import GRADED
 from viewcopy.locking.file import read_lock
-from viewcopy.notebook.parts_table import parts_frame
 from viewcopy.plugins.points import graded_points
 
 pytestmark = pytest.mark.course

@@ -19,8 +19,8 @@ from viewcopy.course.assignment import (
     read_grades,
     run_nbgrader,
 )
+from viewcopy.display.parts_table import parts_frame
 from viewcopy.grading.grade import GRADED
-from viewcopy.notebook.parts_table import parts_frame
 from viewcopy.plugins.points import graded_points
 
 pytestmark = pytest.mark.course

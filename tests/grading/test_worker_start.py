@@ -13,7 +13,7 @@ import time
 
 import psutil
 import pytest
-from support.worker_start import report
+from support.worker_start import PRELOADED, report
 
 from viewcopy.grading.worker import worker_context
 
@@ -37,7 +37,7 @@ def test_every_worker_is_forked_from_one_server_with_its_imports_done():
     first, imported = started()
     second, _ = started()
     assert first == second != os.getpid()  # the same fork server, not the grader
-    assert imported == ["torch", "nbgrader.apps", "viewcopy.plugins"]
+    assert imported == list(PRELOADED)
 
 
 def test_the_fork_server_ends_at_once_with_its_grader_though_a_worker_lives():

@@ -14,8 +14,8 @@ from support.course_notebook import RELEASE, ROOT, SOURCE
 
 from viewcopy import notebook as lab
 from viewcopy.course.assignment import grade_id
+from viewcopy.display.parts_table import parts_frame
 from viewcopy.exercise.graded_parts import CARD_MINUTES, GRADED_PARTS, OTHER, GradedPart
-from viewcopy.notebook.parts_table import parts_frame
 from viewcopy.plugins.points import WritePoints, graded_points
 
 CARD = (ROOT / "docs" / "lab_card.txt").read_text(encoding="utf-8")

@@ -57,6 +57,44 @@ def test_the_course_config_and_every_plug_in_load_without_torch_pandas_or_matplo
     assert "TrustedCredit" in done.stdout and "SanitizeForInstructor" in done.stdout
 
 
+def test_generate_assignment_checks_a_course_without_own_ops_without_torch():
+    """WritePoints, as `nbgrader generate_assignment` runs it on the shipped master: the master
+    and the course's declaration checked, its points written; only a course's own next ops are
+    measured (torch), and this course declares none."""
+    code = (
+        "from pathlib import Path\n"
+        "import nbformat\n"
+        "from viewcopy.course.assignment import course_config\n"
+        "from viewcopy.plugins.points import WritePoints\n"
+        "root = Path(sys.argv[1])\n"
+        "master = nbformat.read(root / 'source/view_or_copy/view_or_copy.ipynb', as_version=4)\n"
+        "nb, _ = WritePoints(config=course_config(root)).preprocess(master, {})\n"
+        "print(sum('points=' in c.source for c in nb.cells))\n"
+    )
+    done = without_heavy(code, str(ROOT))
+    assert done.returncode == 0, done.stderr
+    assert int(done.stdout) >= 5  # every check call's points written
+
+
+def test_the_feedback_table_needs_no_torch_and_the_graders_checks_no_matplotlib():
+    """The feedback's table of parts imports neither; a grading worker's checks (its own verdict)
+    import torch but draw no figure; the kernel's template imports matplotlib for the cost figure
+    (LAB_IMPORTS), once for all its kernels."""
+    code = (
+        "import sys\n"
+        "from viewcopy.display.parts_table import parts_frame\n"
+        "parts_frame()\n"
+        "print('torch' in sys.modules, 'matplotlib' in sys.modules)\n"
+        "import viewcopy.notebook.checks, viewcopy.notebook.context, viewcopy.plugins.trusted\n"
+        "print('torch' in sys.modules, 'matplotlib' in sys.modules)\n"
+        "from viewcopy.course.assignment import LAB_IMPORTS\n"
+        "for module in LAB_IMPORTS: __import__(module)\n"
+        "print('matplotlib' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "False", "True", "False", "True"], done.stderr
+
+
 def test_the_lock_client_needs_only_the_standard_library(monkeypatch):
     monkeypatch.setenv("VIEWCOPY_LOCK_SERVICE", "http://127.0.0.1:9")  # nothing listens there
     monkeypatch.setenv("VIEWCOPY_LOCK_TOKEN", "s1:token")

@@ -6,10 +6,13 @@ from __future__ import annotations
 import os
 import sys
 
+PRELOADED = ("torch", "nbgrader.apps", "viewcopy.plugins", "viewcopy.notebook.checks")
+"""What every worker imports, its grader's own verdict's checks included."""
+
 
 def report(connection) -> None:
     """Send back this process's parent and which of every worker's imports are done already."""
-    imported = [m for m in ("torch", "nbgrader.apps", "viewcopy.plugins") if m in sys.modules]
+    imported = [m for m in PRELOADED if m in sys.modules]
     connection.send((os.getppid(), imported))
     connection.close()
 

@@ -29,8 +29,14 @@ DEFAULT_COURSE = "default_course"
 """nbgrader's course id for a config that sets none (its Gradebook's default)."""
 NOTEBOOK = "view_or_copy.ipynb"
 NOTEBOOK_ID = NOTEBOOK.removesuffix(".ipynb")
-LAB_IMPORTS = ("torch", "viewcopy.notebook", "viewcopy.display.explorer")
-"""What the notebook's setup cell imports: done once in each grading worker's kernel template."""
+LAB_IMPORTS = (
+    "torch",
+    "viewcopy.notebook",
+    "viewcopy.display.explorer",
+    "viewcopy.display.cost_figure",
+)
+"""What the notebook's kernel imports (its setup cell, and matplotlib for the cost figure): done
+once in each grading worker's kernel template."""
 
 PREDICTED_PARTS = (TWENTY, NEXT, PRODUCTION)
 """The parts a student predicts, locks and then sees measured, in the notebook's order."""

@@ -15,6 +15,7 @@ import threading
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -418,8 +419,9 @@ def hand_in_class(
     jobs = pool_size(jobs, len(students))
     threads = max(1, (os.cpu_count() or 1) // jobs)  # more kernels than cores only contend
     shared = hand_in_environment(None, threads)
+    running = any(s.runs for s in students)  # else no kernel: no template either
     with (
-        warm_template(shared, LAB_IMPORTS) as template,
+        warm_template(shared, LAB_IMPORTS) if running else nullcontext() as template,
         ThreadPoolExecutor(jobs, thread_name_prefix="hand-in") as pool,
     ):
         handed_in = list(

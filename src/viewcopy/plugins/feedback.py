@@ -54,8 +54,8 @@ class PartsWithScores(CoursePreprocessor):
         from nbformat.v4 import new_output
 
         from viewcopy.course.settings import course_settings
+        from viewcopy.display.parts_table import parts_frame
         from viewcopy.display.table import html_table
-        from viewcopy.notebook.parts_table import parts_frame
 
         scores = _scores(nb, resources.get("nbgrader", {}), self.config)
         frame = parts_frame(scores, graded_points(nb), course_settings(self.config).parts)
