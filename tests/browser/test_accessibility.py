@@ -90,27 +90,49 @@ def use_theme(page, theme: str) -> None:
     page.wait_for_timeout(1000)  # the theme's stylesheet applied to every output
 
 
+ON_SCREEN = """([indices, selector]) => indices.filter(index => {
+    const outputs = document.querySelectorAll(selector.replace('INDEX', index));
+    return [...outputs].every(output => {
+        const box = output.getBoundingClientRect();
+        return box.top >= 0 && box.bottom <= window.innerHeight;
+    });
+})"""
+"""Of the cells at `indices`, those whose every output is drawn whole in the window."""
+CELL_OF = """targets => targets.map(target => {
+    const node = document.querySelector(target);
+    const cell = node && node.closest('.jp-Notebook-cell');
+    return cell ? Number(cell.dataset.windowedListIndex) : null;
+})"""
+"""The index of the notebook cell holding each of axe's targets."""
+
+
+def outputs_of(index: int) -> str:
+    return f'.jp-Notebook-cell[data-windowed-list-index="{index}"] {OUTPUTS[0]}'
+
+
 def audit_outputs(page, notebook) -> tuple[dict[str, list], dict[str, list]]:
-    """Every code cell's outputs audited with the cell on screen (JupyterLab lays out only what
-    is near the viewport, and contrast is computed for what is drawn): violations and what axe
-    could not decide, by grade id."""
-    violations, undecided = {}, {}
-    for index, code in enumerate(notebook.cells):
-        if code.cell_type != "code":
-            continue
-        target = cell(page, index)
-        target.scroll_into_view_if_needed()
+    """Every code cell's outputs audited on screen (colour contrast is computed for what is drawn
+    in the window): the first cell not yet audited is scrolled to the top, then axe runs once
+    over it and every later one drawn whole in the window with it. Violations and what axe could
+    not decide, by grade id."""
+    names = {i: grade_id(c) for i, c in enumerate(notebook.cells) if c.cell_type == "code"}
+    pending = [i for i in names if page.locator(outputs_of(i)).count()]
+    by_rule: dict[str, dict[str, list]] = {"violations": {}, "incomplete": {}}
+    while pending:
+        cell(page, pending[0]).evaluate("node => node.scrollIntoView({block: 'start'})")
         page.wait_for_timeout(200)
-        where = [f'.jp-Notebook-cell[data-windowed-list-index="{index}"] {OUTPUTS[0]}']
-        if not page.locator(where[0]).count():
-            continue
-        found = findings(page, where)
-        violations[grade_id(code)] = found["violations"]
-        undecided[grade_id(code)] = found["incomplete"]
-    return (
-        {k: v for k, v in violations.items() if v},
-        {k: v for k, v in undecided.items() if v},
-    )
+        drawn = page.evaluate(ON_SCREEN, [pending[1:], outputs_of("INDEX")])
+        batch = [pending[0], *drawn]
+        found = findings(page, [outputs_of(i) for i in batch])
+        for kind, rules in found.items():
+            for rule in rules:
+                where = page.evaluate(CELL_OF, [n["target"] for n in rule["nodes"]])
+                for index in batch:
+                    nodes = [n for n, at in zip(rule["nodes"], where, strict=True) if at == index]
+                    if nodes:
+                        by_rule[kind].setdefault(names[index], []).append({**rule, "nodes": nodes})
+        pending = [i for i in pending if i not in batch]
+    return by_rule["violations"], by_rule["incomplete"]
 
 
 @pytest.mark.parametrize("theme", THEMES)
