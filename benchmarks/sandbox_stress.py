@@ -54,6 +54,7 @@ from viewcopy.course.assignment import (  # noqa: E402
 )
 from viewcopy.demo.synthetic import Student, hand_in_class, synthetic_class  # noqa: E402
 from viewcopy.grading.grade import grade  # noqa: E402
+from viewcopy.grading.worker import worker_context  # noqa: E402
 from viewcopy.sandbox import Limits, bwrap_problem, warm_kernels  # noqa: E402
 
 LIMITS = Limits(cpu_s=120, memory_bytes=2 * 2**30, processes=64, scratch_bytes=16 * 2**20)
@@ -120,8 +121,7 @@ def forks(total: int, busy_cores: int) -> dict:
     """`total` kernels, half in each of two workers at once, `busy_cores` busy loops beside."""
     work = Path(tempfile.mkdtemp(prefix="viewcopy-stress-"))
     try:
-        spawn = multiprocessing.get_context("spawn")
-        with busy_loops(busy_cores), ProcessPoolExecutor(2, mp_context=spawn) as lanes:
+        with busy_loops(busy_cores), ProcessPoolExecutor(2, mp_context=worker_context()) as lanes:
             done = list(
                 lanes.map(fork_lane, [total // 2, total - total // 2],
                           [str(work / "a"), str(work / "b")])
@@ -186,8 +186,7 @@ def escapes(rounds: int, escape_ids: tuple[str, ...], busy_cores: int) -> dict:
         os.environ["VIEWCOPY_PLANTED_SECRET"] = SECRET
         with busy_loops(busy_cores):
             for index in range(rounds):
-                spawn = multiprocessing.get_context("spawn")
-                with ProcessPoolExecutor(2, mp_context=spawn) as lanes:
+                with ProcessPoolExecutor(2, mp_context=worker_context()) as lanes:
                     results = list(lanes.map(escape_round, [str(c) for c in courses]))
                 first = first or results[0]["honest"]
                 planted = planted_on_host()

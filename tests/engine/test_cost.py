@@ -210,6 +210,23 @@ def test_a_slow_cpu_scales_the_batch_down_and_says_so(monkeypatch):
     assert row(scaled, COPIES[0]).bytes_allocated == NBYTES // SHAPE[0]
 
 
+@pytest.mark.parametrize(
+    ("times", "fits", "timed"),
+    [((0.9, 0.1, 0.9), True, 2), ((0.1,), True, 1), ((0.9, 0.9, 0.9), False, 3)],
+    ids=["one-run-slowed", "first-run-fits", "every-run-slow"],
+)
+def test_the_batch_is_scaled_down_only_when_every_timed_conv_is_over_budget(
+    monkeypatch, times, fits, timed
+):
+    """A run slowed by other work does not scale the batch down, and the timing stops at the
+    first run within the budget (the student waits for nothing more)."""
+    monkeypatch.setattr(cost, "CPU_CONV_BUDGET_S", 0.5)
+    left = list(times)
+    monkeypatch.setattr(cost, "_seconds", lambda call, device: left.pop(0))
+    assert cost._conv_fits(SHAPE, "cpu") is fits
+    assert len(times) - len(left) == timed
+
+
 def test_the_figure_has_two_panels_with_a_bar_per_row(report):
     figure = cost_figure(report)
     assert len(figure.axes) == 2
