@@ -18,7 +18,7 @@ step=""
 # Two pytest-xdist workers: the modules on the session's class on one, the others beside it, a
 # module at a time (tests/conftest.py's xdist_groups).
 WORKERS=(-n 2 --dist loadgroup --no-loadscope-reorder)
-# --fast: only the tests that need no course, browser, server, hub or sandbox (about 75 s here).
+# --fast: only the tests that need no course, browser, server, hub or sandbox (about a minute here).
 FAST="not (course or sandbox or cluster or browser or postgres or service or hub or lms or slow)"
 if [ "${1:-}" = "--fast" ]; then
     shift
