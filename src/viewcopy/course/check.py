@@ -227,8 +227,8 @@ def declaration_problems(
 
 def own_op_failures(ops: Sequence[NextOp]) -> list[str]:
     """Why each of the course's own next ops does not run (measured on the CPU, as the draw is);
-    a refusal by PyTorch is a verdict, not a failure. A course without any imports no torch (every
-    nbgrader command on it checks its declaration)."""
+    a refusal by PyTorch is a verdict, not a failure. A course that declares none imports no torch
+    here (every nbgrader command on a course checks its declaration)."""
     if not ops:
         return []
     from viewcopy.engine.measure import measure
