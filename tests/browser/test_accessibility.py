@@ -90,20 +90,20 @@ def use_theme(page, theme: str) -> None:
     page.wait_for_timeout(1000)  # the theme's stylesheet applied to every output
 
 
-ON_SCREEN = """([indices, selector]) => indices.filter(index => {
-    const outputs = document.querySelectorAll(selector.replace('INDEX', index));
-    return [...outputs].every(output => {
+WHOLE = """selectors => selectors.map(selector =>
+    [...document.querySelectorAll(selector)].every(output => {
         const box = output.getBoundingClientRect();
         return box.top >= 0 && box.bottom <= window.innerHeight;
-    });
-})"""
-"""Of the cells at `indices`, those whose every output is drawn whole in the window."""
+    }))"""
+"""For each selector, whether everything it matches is drawn whole in the window."""
 CELL_OF = """targets => targets.map(target => {
     const node = document.querySelector(target);
     const cell = node && node.closest('.jp-Notebook-cell');
     return cell ? Number(cell.dataset.windowedListIndex) : null;
 })"""
-"""The index of the notebook cell holding each of axe's targets."""
+"""The index of the notebook cell holding each of axe's targets (null: none found)."""
+NO_CELL = "(a node in no cell)"
+"""Where a finding whose node no cell holds is reported: never dropped."""
 
 
 def outputs_of(index: int) -> str:
@@ -117,22 +117,23 @@ def audit_outputs(page, notebook) -> tuple[dict[str, list], dict[str, list]]:
     not decide, by grade id."""
     names = {i: grade_id(c) for i, c in enumerate(notebook.cells) if c.cell_type == "code"}
     pending = [i for i in names if page.locator(outputs_of(i)).count()]
-    by_rule: dict[str, dict[str, list]] = {"violations": {}, "incomplete": {}}
+    by_cell: dict[str, dict[str, list]] = {"violations": {}, "incomplete": {}}
     while pending:
         cell(page, pending[0]).evaluate("node => node.scrollIntoView({block: 'start'})")
         page.wait_for_timeout(200)
-        drawn = page.evaluate(ON_SCREEN, [pending[1:], outputs_of("INDEX")])
-        batch = [pending[0], *drawn]
-        found = findings(page, [outputs_of(i) for i in batch])
-        for kind, rules in found.items():
+        whole = page.evaluate(WHOLE, [outputs_of(i) for i in pending[1:]])
+        batch = [pending[0], *(i for i, drawn in zip(pending[1:], whole, strict=True) if drawn)]
+        for kind, rules in findings(page, [outputs_of(i) for i in batch]).items():
+            targets = [node["target"] for rule in rules for node in rule["nodes"]]
+            where = iter(page.evaluate(CELL_OF, targets))
             for rule in rules:
-                where = page.evaluate(CELL_OF, [n["target"] for n in rule["nodes"]])
-                for index in batch:
-                    nodes = [n for n, at in zip(rule["nodes"], where, strict=True) if at == index]
-                    if nodes:
-                        by_rule[kind].setdefault(names[index], []).append({**rule, "nodes": nodes})
+                nodes: dict[str, list] = {}
+                for node in rule["nodes"]:
+                    nodes.setdefault(names.get(next(where), NO_CELL), []).append(node)
+                for name, held in nodes.items():
+                    by_cell[kind].setdefault(name, []).append({**rule, "nodes": held})
         pending = [i for i in pending if i not in batch]
-    return by_rule["violations"], by_rule["incomplete"]
+    return by_cell["violations"], by_cell["incomplete"]
 
 
 @pytest.mark.parametrize("theme", THEMES)
