@@ -62,6 +62,7 @@ from viewcopy.demo.synthetic import hand_in_class, synthetic_class
 from viewcopy.grading.grade import GRADED, SANDBOXED, grade
 from viewcopy.grading.worker import worker_context
 from viewcopy.sandbox.bubblewrap import bwrap_problem
+from viewcopy.sandbox.unix_sockets import socket_prefix
 
 REPO = Path(__file__).resolve().parents[1]
 FRESH = "\nc.WarmKernels.enabled = False  # benchmarks/grading.py: fresh kernels\n"
@@ -103,26 +104,23 @@ def clone(course: Path, to: Path, settings: str = "") -> Path:
 
 def floor_one(_: int) -> tuple[float, float, float]:
     """One hand-in's naive floor: a kernel starts, imports torch, shuts down; seconds of each.
-    The kernel is reached over Unix sockets in a folder of its own, as viewcopy's are: TCP ports
-    picked at random race with every other kernel starting on the machine (a kernel that loses
-    dies before it answers)."""
+    The kernel is reached over Unix sockets, as viewcopy's are (viewcopy.sandbox.unix_sockets)."""
     from jupyter_client.manager import KernelManager
 
-    with tempfile.TemporaryDirectory(prefix="floor-") as sockets:
-        manager = KernelManager(kernel_name="python3", transport="ipc", ip=f"{sockets}/kernel")
-        started = time.perf_counter()
-        manager.start_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        client = manager.client()
-        try:
-            client.start_channels()
-            client.wait_for_ready(timeout=60)
-            ready = time.perf_counter()
-            reply = client.execute_interactive("import torch", timeout=300)
-            assert reply["content"]["status"] == "ok", reply
-            imported = time.perf_counter()
-        finally:
-            client.stop_channels()
-            manager.shutdown_kernel()
+    manager = KernelManager(kernel_name="python3", transport="ipc", ip=socket_prefix())
+    started = time.perf_counter()
+    manager.start_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    client = manager.client()
+    try:
+        client.start_channels()
+        client.wait_for_ready(timeout=60)
+        ready = time.perf_counter()
+        reply = client.execute_interactive("import torch", timeout=300)
+        assert reply["content"]["status"] == "ok", reply
+        imported = time.perf_counter()
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel()
     return ready - started, imported - ready, time.perf_counter() - imported
 
 

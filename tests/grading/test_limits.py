@@ -10,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 import nbformat
+import psutil
 import pytest
 from support.course_notebook import ROOT
 
@@ -63,6 +64,12 @@ def limits(course: Path, *, hand_in_s=None, cell_s=None, cuda=False) -> GradingL
     )
 
 
+def no_kernel_left() -> bool:
+    """Whether the kernel that measured the master was shut down (nbclient leaves alone a kernel
+    whose manager it was given, unless told to clean it up)."""
+    return psutil.wait_procs(psutil.Process().children(recursive=True), timeout=10)[1] == []
+
+
 def test_the_defaults_are_multiples_of_the_masters_run_with_generous_floors():
     assert derive(MasterRun("k", 5.0, 2.0), cuda=False) == GradingLimits(
         Limit(60, "derived from the master's slowest cell of 2.0 s"),
@@ -96,6 +103,7 @@ def test_a_changed_master_is_measured_again(course):
     assert 0 < kept["slowest_cell_s"] <= kept["total_s"] < KEPT.total_s
     assert derived == derive(MasterRun(**kept), cuda=False)
     assert json.loads(kept_on_machine(kept["key"]).read_text()) == kept
+    assert no_kernel_left()
 
 
 def test_the_instructors_limits_win_and_need_no_measurement(course):
@@ -144,3 +152,4 @@ def test_the_master_is_measured_in_the_sandbox_as_hand_ins_run(course):
     assert kept["key"] == master_key(course, ASSIGNMENT, True)
     assert 0 < kept["slowest_cell_s"] <= kept["total_s"] < KEPT.total_s
     assert derived == derive(MasterRun(**kept), cuda=False)
+    assert no_kernel_left()

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from jupyter_client import KernelManager
 from jupyter_client.kernelspec import KernelSpecManager
 from nbclient import NotebookClient
 from support.course_notebook import RELEASE, ROOT
 
 from viewcopy.demo.synthetic import fill, run_cells, synthetic_class
+from viewcopy.sandbox.unix_sockets import UnixSocketKernelManager
 
 pytestmark = [pytest.mark.slow]
 
@@ -88,7 +88,7 @@ def colab_python(tmp_path_factory) -> Path:
     return python
 
 
-def kernel(argv: list[str | Path], folder: Path) -> KernelManager:
+def kernel(argv: list[str | Path], folder: Path) -> UnixSocketKernelManager:
     """A kernel manager for a kernelspec written into `folder`, running `argv`."""
     spec = folder / "kernels" / "colab_like"
     spec.mkdir(parents=True)
@@ -99,7 +99,7 @@ def kernel(argv: list[str | Path], folder: Path) -> KernelManager:
     }
     (spec / "kernel.json").write_text(json.dumps(document))
     specs = KernelSpecManager(kernel_dirs=[str(folder / "kernels")])
-    return KernelManager(kernel_name="colab_like", kernel_spec_manager=specs)
+    return UnixSocketKernelManager(kernel_name="colab_like", kernel_spec_manager=specs)
 
 
 def execute(notebook, argv: list[str | Path], folder: Path, wheel: Path, student=None) -> None:
@@ -115,7 +115,7 @@ def execute(notebook, argv: list[str | Path], folder: Path, wheel: Path, student
         resources={"metadata": {"path": str(work)}},
     )
     if student is None:
-        client.execute(env=env)
+        client.execute(cleanup_kc=True, env=env)  # shut down: the manager is ours
     else:
         run_cells(client, student, work, env=env)
 

@@ -58,6 +58,7 @@ from viewcopy.instructor.master import (
 from viewcopy.locking.file import read_lock
 from viewcopy.sandbox.limits import THREADS
 from viewcopy.sandbox.own_kernels import OwnKernelManager, OwnKernelTemplate, warm_template
+from viewcopy.sandbox.unix_sockets import UnixSocketKernelManager
 
 OPPOSITE = {"view": "copy", "copy": "view"}
 MEMORY = "the same as in the lecture's answers"
@@ -364,7 +365,7 @@ def write_submission(
             kernel_name="python3",
             allow_errors=True,
             resources={"metadata": {"path": str(folder)}},
-            km=None
+            km=UnixSocketKernelManager(kernel_name="python3")
             if template is None
             else OwnKernelManager(kernel_name="python3", template=template),
         )

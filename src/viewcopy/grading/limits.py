@@ -227,7 +227,9 @@ def measure_master(course: Path, assignment: str, key: str, sandbox: Limits | No
         began = time.perf_counter()
         try:
             with setenv(NBGRADER_EXECUTION="autograde"):  # its output is nobody's to read
-                client.execute(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                client.execute(  # cleanup_kc: shut down, though the manager is ours
+                    cleanup_kc=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+                )
         except Exception as exc:
             raise GradeError(
                 f"the master {master_path(course, assignment)} could not run to measure the "
@@ -240,9 +242,9 @@ def measure_master(course: Path, assignment: str, key: str, sandbox: Limits | No
 
 def _kernel_manager(course: Path, sandbox: Limits | None, kernel: str):
     if sandbox is None:
-        from jupyter_client.manager import AsyncKernelManager
+        from viewcopy.sandbox.unix_sockets import UnixSocketKernelManager
 
-        return AsyncKernelManager(kernel_name=kernel)
+        return UnixSocketKernelManager(kernel_name=kernel)
     from viewcopy.sandbox.kernel_manager import SandboxedKernelManager
 
     return SandboxedKernelManager(

@@ -144,6 +144,10 @@ def load_api(
         from viewcopy.plugins.sandboxed_kernel import sandbox_config
 
         sandbox_config(config, course, limits)
+    elif "kernel_manager_class" not in config.Execute:
+        from viewcopy.sandbox.unix_sockets import UnixSocketKernelManager
+
+        config.Execute.kernel_manager_class = UnixSocketKernelManager
     return NbGraderAPI(CourseDirectory(config=config), config=config)
 
 

@@ -21,22 +21,19 @@ from viewcopy.sandbox.bubblewrap import SOCKETS, sandboxed
 from viewcopy.sandbox.cgroups import Cgroups
 from viewcopy.sandbox.kernel_template import KernelRequest
 from viewcopy.sandbox.limits import Limits, kernel_environment, resource_limits
+from viewcopy.sandbox.unix_sockets import UnixSockets
 from viewcopy.sandbox.users import KernelUser
 
 FORK_ATTEMPTS = 2
 """A kernel is forked at most this often (each time into a new sandbox) before it starts fresh."""
 
 
-class SandboxedKernelManager(AsyncKernelManager):
+class SandboxedKernelManager(UnixSockets, AsyncKernelManager):
     """A kernel manager whose kernels start inside the sandbox, reached over Unix sockets that
     live in it (`sandbox.SOCKETS`), through its root as the grader sees it."""
 
     readable = List(Unicode(), help="folders mounted read-only").tag(config=True)
     limits = Dict(help="Limits fields").tag(config=True)
-
-    @default("transport")
-    def _transport_default(self) -> str:
-        return "ipc"
 
     @default("ip")
     def _ip_default(self) -> str:

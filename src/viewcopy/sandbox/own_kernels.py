@@ -28,6 +28,7 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import Instance
 
 from viewcopy.sandbox.kernel_template import OWN, OwnKernelRequest
+from viewcopy.sandbox.unix_sockets import UnixSockets
 from viewcopy.sandbox.warm_kernels import KernelTemplate, TemplateError, ipykernel_argv
 
 READ_AT_START = ("PYTHON", "OMP_", "MKL_", "KMP_", "GOMP_", "TORCH", "PYTORCH_", "LD_", "HOME")
@@ -90,8 +91,9 @@ def warm_template(
         template.close()
 
 
-class OwnKernelManager(AsyncKernelManager):
-    """jupyter_client's kernel manager, each kernel forked from `template` where it can be."""
+class OwnKernelManager(UnixSockets, AsyncKernelManager):
+    """jupyter_client's kernel manager, each kernel forked from `template` where it can be, all
+    reached over Unix sockets (viewcopy.sandbox.unix_sockets)."""
 
     template = Instance(OwnKernelTemplate)
 

@@ -1,0 +1,36 @@
+"""Unsandboxed kernels reached over Unix sockets, as sandboxed ones are, never over TCP.
+
+jupyter_client picks a kernel's TCP ports by binding port 0 and letting go, and the kernel binds
+them a second later; in between, any other program on the machine may take one (the other
+kernels a busy grader starts, their clients' own connections), and that kernel dies before it
+answers ("Kernel died before replying to kernel_info"). A socket file named for one kernel alone
+cannot be taken. jupyter_client removes the files when the kernel shuts down."""
+
+from __future__ import annotations
+
+import tempfile
+import uuid
+
+from jupyter_client.manager import AsyncKernelManager
+from traitlets import default
+
+
+def socket_prefix() -> str:
+    """A path no other kernel's sockets share; the kernel's sockets are `<prefix>-<port>`."""
+    return f"{tempfile.gettempdir()}/viewcopy-kernel-{uuid.uuid4().hex[:12]}"
+
+
+class UnixSockets:
+    """Mixed into a jupyter_client kernel manager: its kernels' sockets are Unix sockets."""
+
+    @default("transport")
+    def _transport_default(self) -> str:
+        return "ipc"
+
+    @default("ip")
+    def _ip_default(self) -> str:
+        return socket_prefix()
+
+
+class UnixSocketKernelManager(UnixSockets, AsyncKernelManager):
+    """jupyter_client's kernel manager, its kernels reached over Unix sockets."""
