@@ -4,8 +4,10 @@ overridden by --cell-limit, the course's Execute.timeout and --limit."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+from collections.abc import Iterator
 from dataclasses import asdict
 from pathlib import Path
 
@@ -64,10 +66,16 @@ def limits(course: Path, *, hand_in_s=None, cell_s=None, cuda=False) -> GradingL
     )
 
 
-def no_kernel_left() -> bool:
-    """Whether the kernel that measured the master was shut down (nbclient leaves alone a kernel
-    whose manager it was given, unless told to clean it up)."""
-    return psutil.wait_procs(psutil.Process().children(recursive=True), timeout=10)[1] == []
+@contextlib.contextmanager
+def no_kernel_left() -> Iterator[None]:
+    """Fails where a process started in the block outlives it: the kernel that measured the
+    master must be shut down (nbclient leaves alone a kernel whose manager it was given, unless
+    told to clean it up)."""
+    before = set(psutil.Process().children(recursive=True))
+    yield
+    started = [p for p in psutil.Process().children(recursive=True) if p not in before]
+    alive = psutil.wait_procs(started, timeout=10)[1]
+    assert alive == [], [p.cmdline() for p in alive]
 
 
 def test_the_defaults_are_multiples_of_the_masters_run_with_generous_floors():
@@ -97,13 +105,13 @@ def test_a_changed_master_is_measured_again(course):
     master = nbformat.read(master_path(course, ASSIGNMENT), as_version=4)
     master.cells.append(nbformat.v4.new_markdown_cell("A note added after the run was kept."))
     nbformat.write(master, master_path(course, ASSIGNMENT))
-    derived = limits(course)
+    with no_kernel_left():
+        derived = limits(course)
     kept = json.loads(kept_in_course(course, ASSIGNMENT).read_text())
     assert kept["key"] != old.key and kept["key"] == master_key(course, ASSIGNMENT, False)
     assert 0 < kept["slowest_cell_s"] <= kept["total_s"] < KEPT.total_s
     assert derived == derive(MasterRun(**kept), cuda=False)
     assert json.loads(kept_on_machine(kept["key"]).read_text()) == kept
-    assert no_kernel_left()
 
 
 def test_the_instructors_limits_win_and_need_no_measurement(course):
@@ -145,11 +153,11 @@ def test_the_master_is_measured_in_the_sandbox_as_hand_ins_run(course):
     from viewcopy.grading.grade import SANDBOXED
 
     sandbox_or_skip()
-    derived = grading_limits(
-        course, ASSIGNMENT, hand_in_s=None, cell_s=None, sandbox=SANDBOXED, cuda=False
-    )
+    with no_kernel_left():
+        derived = grading_limits(
+            course, ASSIGNMENT, hand_in_s=None, cell_s=None, sandbox=SANDBOXED, cuda=False
+        )
     kept = json.loads(kept_in_course(course, ASSIGNMENT).read_text())
     assert kept["key"] == master_key(course, ASSIGNMENT, True)
     assert 0 < kept["slowest_cell_s"] <= kept["total_s"] < KEPT.total_s
     assert derived == derive(MasterRun(**kept), cuda=False)
-    assert no_kernel_left()
