@@ -27,6 +27,7 @@ from viewcopy.demo.synthetic import (
 from viewcopy.exercise.written import COMPUTED, ComputedSheet
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.report.build import build_report
+from viewcopy.sandbox.unix_sockets import UnixSocketKernelManager
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 
@@ -44,6 +45,7 @@ def run(cells: list[str], folder) -> list[nbformat.NotebookNode]:
     NotebookClient(
         notebook, timeout=300, kernel_name="python3", allow_errors=True,
         resources={"metadata": {"path": str(folder)}},
+        kernel_manager_class=UnixSocketKernelManager,
     ).execute(stderr=subprocess.DEVNULL)  # fmt: skip
     return notebook.cells
 

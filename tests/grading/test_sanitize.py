@@ -36,6 +36,7 @@ from viewcopy.exercise.measured import measured_truth
 from viewcopy.instructor.master import measured_next_predictions, measured_predictions
 from viewcopy.locking.record import OUTPUT_KEY
 from viewcopy.plugins.sanitize import SanitizeForInstructor, safe_metadata
+from viewcopy.sandbox.unix_sockets import UnixSocketKernelManager
 
 JS = script("x")
 HOSTILE = [
@@ -193,7 +194,11 @@ def hostile_notebook(tmp_path_factory):
     run = nbformat.v4.new_notebook(cells=copy.deepcopy(cells))
     folder = tmp_path_factory.mktemp("kernel")
     NotebookClient(
-        run, timeout=60, kernel_name="python3", resources={"metadata": {"path": folder}}
+        run,
+        timeout=60,
+        kernel_name="python3",
+        resources={"metadata": {"path": folder}},
+        kernel_manager_class=UnixSocketKernelManager,
     ).execute(stderr=subprocess.DEVNULL)
     notebook.cells[1:1] = run.cells
     for cell in notebook.cells:

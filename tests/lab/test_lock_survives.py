@@ -31,6 +31,7 @@ from support.course_notebook import RELEASE, ROOT
 from viewcopy.course.assignment import NOTEBOOK, grade_id
 from viewcopy.demo.synthetic import fill, next_predictions_source, synthetic_class
 from viewcopy.locking.record import LOCK_FILE
+from viewcopy.sandbox.unix_sockets import UnixSocketKernelManager
 
 pytestmark = [pytest.mark.slow]
 
@@ -105,6 +106,7 @@ def run_colab_like(saved: Path, folder: Path) -> nbformat.NotebookNode:
     client = NotebookClient(
         notebook, timeout=600, allow_errors=True, kernel_name="python3",
         resources={"metadata": {"path": str(folder)}},
+        kernel_manager_class=UnixSocketKernelManager,
     )  # fmt: skip
     client.execute(env=env)
     return notebook
