@@ -1,4 +1,5 @@
-"""Unsandboxed kernels reached over Unix sockets, as sandboxed ones are, never over TCP.
+"""Every kernel viewcopy starts is reached over Unix sockets, never TCP: a sandboxed one's live in
+its sandbox (viewcopy.sandbox.kernel_manager), any other's in the temporary folder (here).
 
 jupyter_client picks a kernel's TCP ports by binding port 0 and letting go, and the kernel binds
 them a second later; in between, any other program on the machine may take one (the other
