@@ -5,44 +5,20 @@ kernel_info", a floor kernel of benchmarks/grading.py among the suite's other ke
 
 from __future__ import annotations
 
-import asyncio
 import glob
 import shutil
 import socket
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from jupyter_client.manager import AsyncKernelManager
 from support.course_notebook import ROOT
+from support.kernels import running
 
 from viewcopy.grading.limits import _kernel_manager
 from viewcopy.grading.worker import load_api
 from viewcopy.sandbox.own_kernels import OwnKernelManager
 from viewcopy.sandbox.unix_sockets import UnixSocketKernelManager
-
-
-def run_alone(coroutine):
-    """`coroutine` run to its end on a loop of its own in a thread of its own: in the suite, a
-    test before this one may have left a loop running in this thread."""
-    with ThreadPoolExecutor(1) as thread:
-        return thread.submit(asyncio.run, coroutine).result()
-
-
-async def answers(manager, **start) -> bool:
-    """Whether the kernel `manager` starts (with `start`) answers kernel_info; it is shut down
-    either way."""
-    await manager.start_kernel(**start)
-    client = manager.client()
-    client.start_channels()
-    try:
-        await client.wait_for_ready(timeout=60)
-        return True
-    except RuntimeError as died:
-        assert "Kernel died" in str(died)
-        return False
-    finally:
-        client.stop_channels()
-        await manager.shutdown_kernel(now=True)
 
 
 class PortTakenBeforeLaunch(AsyncKernelManager):
@@ -59,7 +35,9 @@ class PortTakenBeforeLaunch(AsyncKernelManager):
 def test_a_tcp_kernel_whose_port_was_taken_dies_and_unix_socket_kernels_answer():
     over_tcp = PortTakenBeforeLaunch(kernel_name="python3")
     try:
-        assert not run_alone(answers(over_tcp, stderr=subprocess.DEVNULL))  # EADDRINUSE
+        dies = pytest.raises(RuntimeError, match="Kernel died")  # EADDRINUSE, on its stderr
+        with dies, running(over_tcp, stderr=subprocess.DEVNULL):
+            pass
     finally:
         if over_tcp.other_program is not None:
             over_tcp.other_program.close()
@@ -68,11 +46,8 @@ def test_a_tcp_kernel_whose_port_was_taken_dies_and_unix_socket_kernels_answer()
     first, second = (UnixSocketKernelManager(kernel_name="python3") for _ in range(2))
     assert first.transport == second.transport == "ipc"
     assert first.ip != second.ip
-
-    async def both():
-        return await asyncio.gather(answers(first), answers(second))
-
-    assert run_alone(both()) == [True, True]
+    with running(first) as in_first, running(second) as in_second:
+        assert in_first("print(1)") == 1 and in_second("print(2)") == 2  # both answer at once
     assert glob.glob(f"{first.ip}-*") == glob.glob(f"{second.ip}-*") == []  # removed on shutdown
 
 

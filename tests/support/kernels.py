@@ -36,14 +36,13 @@ def sandboxed_kernel(copy: Path, course: Path, limits: Limits) -> Iterator[Run]:
 @contextlib.contextmanager
 def running(manager, **start) -> Iterator[Run]:
     """The kernel `manager` starts (`start`: start_kernel's keywords), until the block ends, when
-    it is shut down at once."""
+    it is shut down at once; shut down too where it dies before it answers (RuntimeError)."""
     from jupyter_client.blocking import BlockingKernelClient
     from jupyter_core.utils import run_sync
 
     run_sync(manager.start_kernel)(extra_arguments=["--HistoryManager.hist_file=:memory:"], **start)
     client = BlockingKernelClient(**manager.get_connection_info(session=True))
     client.start_channels()
-    client.wait_for_ready(timeout=60)
 
     def run(code: str) -> object:
         out: list[str] = []
@@ -55,6 +54,7 @@ def running(manager, **start) -> Iterator[Run]:
         return json.loads("".join(out))
 
     try:
+        client.wait_for_ready(timeout=60)
         yield run
     finally:
         client.stop_channels()
