@@ -49,6 +49,8 @@ from concurrent.futures import ProcessPoolExecutor
 from datetime import date
 from pathlib import Path
 
+from jupyter_client.manager import KernelManager
+
 from viewcopy.course.assignment import (
     ASSIGNMENT,
     LAB_IMPORTS,
@@ -62,7 +64,7 @@ from viewcopy.demo.synthetic import hand_in_class, synthetic_class
 from viewcopy.grading.grade import GRADED, SANDBOXED, grade
 from viewcopy.grading.worker import worker_context
 from viewcopy.sandbox.bubblewrap import bwrap_problem
-from viewcopy.sandbox.unix_sockets import socket_prefix
+from viewcopy.sandbox.unix_sockets import UnixSockets
 
 REPO = Path(__file__).resolve().parents[1]
 FRESH = "\nc.WarmKernels.enabled = False  # benchmarks/grading.py: fresh kernels\n"
@@ -102,12 +104,14 @@ def clone(course: Path, to: Path, settings: str = "") -> Path:
     return to
 
 
+class FloorKernelManager(UnixSockets, KernelManager):
+    """jupyter_client's blocking kernel manager, its kernels reached over Unix sockets."""
+
+
 def floor_one(_: int) -> tuple[float, float, float]:
     """One hand-in's naive floor: a kernel starts, imports torch, shuts down; seconds of each.
     The kernel is reached over Unix sockets, as viewcopy's are (viewcopy.sandbox.unix_sockets)."""
-    from jupyter_client.manager import KernelManager
-
-    manager = KernelManager(kernel_name="python3", transport="ipc", ip=socket_prefix())
+    manager = FloorKernelManager(kernel_name="python3")
     started = time.perf_counter()
     manager.start_kernel(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     client = manager.client()
