@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import uuid
 from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
@@ -21,7 +20,7 @@ from viewcopy.sandbox.bubblewrap import SOCKETS, sandboxed
 from viewcopy.sandbox.cgroups import Cgroups
 from viewcopy.sandbox.kernel_template import KernelRequest
 from viewcopy.sandbox.limits import Limits, kernel_environment, resource_limits
-from viewcopy.sandbox.unix_sockets import UnixSockets
+from viewcopy.sandbox.unix_sockets import UnixSockets, socket_prefix
 from viewcopy.sandbox.users import KernelUser
 
 FORK_ATTEMPTS = 2
@@ -37,7 +36,7 @@ class SandboxedKernelManager(UnixSockets, AsyncKernelManager):
 
     @default("ip")
     def _ip_default(self) -> str:
-        self._inside = f"{SOCKETS}/kernel-{uuid.uuid4().hex[:12]}"
+        self._inside = socket_prefix(SOCKETS)
         return self._inside  # the kernel's sockets as it sees them: `<ip>-<port>`
 
     async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:

@@ -16,9 +16,10 @@ from jupyter_client.manager import AsyncKernelManager
 from traitlets import default
 
 
-def socket_prefix() -> str:
-    """A path no other kernel's sockets share; the kernel's sockets are `<prefix>-<port>`."""
-    return f"{tempfile.gettempdir()}/viewcopy-kernel-{uuid.uuid4().hex[:12]}"
+def socket_prefix(folder: str | None = None) -> str:
+    """A path in `folder` (the temporary folder by default) no other kernel's sockets share; the
+    kernel's sockets are `<prefix>-<port>`."""
+    return f"{folder or tempfile.gettempdir()}/viewcopy-kernel-{uuid.uuid4().hex[:12]}"
 
 
 class UnixSockets:
