@@ -158,6 +158,7 @@ def main() -> int:
         args.students, args.concurrency = 2, 2
     students = [f"s{i:03d}" for i in range(args.students)]
     with tempfile.TemporaryDirectory() as tmp:
+        Path(tmp).chmod(0o711)  # each person's server, as its own Unix user, passes to its home
         port, *ports = free_ports(4)
         began = time.perf_counter()
         state = prepare(REPO, Path(tmp) / "hub", port, ports, students)

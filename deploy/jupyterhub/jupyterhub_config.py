@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from viewcopy.hub.accounts import isolating, lock_user
 from viewcopy.hub.state import HubState
 
 c = get_config()  # noqa: F821 (provided by JupyterHub's config loader)
@@ -49,12 +50,16 @@ else:
         GRADERS: {"users": list(STATE.graders)},
     }
 
-# [2] Where servers run: a process per user, as this user, in STATE/home/<name>. A real course
-# uses DockerSpawner or KubeSpawner with an image that has the package (pip install viewcopy).
-c.JupyterHub.spawner_class = "simple"
-c.SimpleLocalProcessSpawner.home_dir_template = str(STATE.home("{username}"))
+# [2] Where servers run: a process per person, as their own Unix user (made at first spawn; a
+# hub that is not root runs them all as itself: a demo for one person), in STATE/home/<name>.
+# Graders are in the course's staff group and find the course at ~/<course id>. A real course on
+# more than one machine uses DockerSpawner or KubeSpawner (docs/jupyterhub.md#beyond-one-machine).
+c.JupyterHub.spawner_class = "viewcopy.hub.spawner.CourseSpawner"
+c.CourseSpawner.home_dir_template = str(STATE.home("{username}"))
+c.CourseSpawner.course_root = str(STATE.course_root)
+c.CourseSpawner.course_id = STATE.course_id
+c.CourseSpawner.grader_group = GRADERS
 c.Spawner.cmd = [str(BIN / "jupyterhub-singleuser")]
-c.Spawner.args = ["--allow-root"] if os.geteuid() == 0 else []
 c.Spawner.default_url = "/lab"
 c.Spawner.start_timeout = c.Spawner.http_timeout = 180  # a cold JupyterLab on a busy machine
 # The server's own token may read its user's groups (nbgrader's JupyterHubAuthPlugin lists the
@@ -84,7 +89,7 @@ def role_environment(spawner) -> None:
         "VIEWCOPY_LAB_SETTINGS": str(HERE / "lab-settings"),
         **(
             {
-                "VIEWCOPY_COURSE_ROOT": str(STATE.course_root),
+                "VIEWCOPY_COURSE_ROOT": str(spawner.course_link),
                 "VIEWCOPY_LOCK_DATA": str(STATE.lock_data),
             }
             if grader
@@ -110,6 +115,8 @@ c.JupyterHub.services = [
             str(STATE.lock_port),
         ],
         "environment": {"VIEWCOPY_LOCK_GROUP": STUDENTS},
+        # as a Unix user of its own where the hub is root: the key and records are its own
+        **({"user": lock_user(STATE.course_id)} if isolating() else {}),
     },
     # A token for the instructor's scripts (secrets/admin_token): users, groups, tokens.
     {"name": "course-admin", "api_token": STATE.secret("admin_token")},

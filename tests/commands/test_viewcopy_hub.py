@@ -15,11 +15,16 @@ is missing; the two usage errors run in the fast subset).
 
 from __future__ import annotations
 
+import grp
 import json
+import os
+import pwd
 import re
 import signal
 import socket
+import stat
 import subprocess
+import tempfile
 import time
 import urllib.error
 import urllib.parse
@@ -30,9 +35,11 @@ import nbformat
 import psutil
 import pytest
 from support.course_notebook import ROOT
+from support.hub_kernel import api, run_in_kernel
 from support.oracles import expected_scores, lock_of
 from support.running_hub import RunningHub, require_hub, start_hub
 from support.servers import free_port
+from support.student_reach import probe, secrets_of_others
 from support.the_class import synthetic_student
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, grade_id, read_grades
@@ -41,6 +48,7 @@ from viewcopy.demo.synthetic import fill, next_predictions_source
 from viewcopy.exercise.next_predictions import NEXT
 from viewcopy.exercise.predictions import TWENTY as PREDICTED
 from viewcopy.exercise.production import PRODUCTION
+from viewcopy.hub.accounts import isolating, lock_user, own_tree, staff_group, unix_name
 from viewcopy.locking.file import read_lock
 from viewcopy.locking.store import student_locks
 from viewcopy.report.build import build_report
@@ -384,8 +392,10 @@ def test_a_hub_token_locks_only_as_its_student_of_this_course(browser, hub):
 @pytest.mark.hub
 @pytest.mark.browser
 @pytest.mark.course
-def test_an_nbgitpuller_link_opens_the_release_in_a_students_lab(browser, hub, tmp_path):
-    source = tmp_path / "course-materials"
+def test_an_nbgitpuller_link_opens_the_release_in_a_students_lab(browser, hub):
+    shared = Path(tempfile.mkdtemp())  # bob's server, as bob, reads it (pytest's tmp_path: root's)
+    shared.chmod(0o755)
+    source = shared / "course-materials"
     release = hub.home(INSTRUCTOR) / COURSE_ID / "release" / ASSIGNMENT
     subprocess.run(["git", "init", "-q", "-b", "main", str(source)], check=True)
     (source / ASSIGNMENT).mkdir()
@@ -395,6 +405,9 @@ def test_an_nbgitpuller_link_opens_the_release_in_a_students_lab(browser, hub, t
     subprocess.run([*git, "commit", "-q", "-m", "release"], check=True)
 
     page = log_in(browser, hub, "bob")
+    if isolating():  # bob's account is made at his first login; git refuses another's repository
+        bob = pwd.getpwnam(unix_name("bob"))
+        own_tree(shared, bob.pw_uid, bob.pw_gid)
     target = f"lab/tree/{source.name}/{ASSIGNMENT}/{NOTEBOOK}"
     page.goto(
         f"{hub.url}/hub/user-redirect/git-pull?repo={source.as_uri()}&branch=main"
@@ -406,6 +419,78 @@ def test_an_nbgitpuller_link_opens_the_release_in_a_students_lab(browser, hub, t
     pulled = hub.home("bob") / source.name / ASSIGNMENT / NOTEBOOK
     assert pulled.read_bytes() == (release / NOTEBOOK).read_bytes()
     page.context.close()
+
+
+def one_account_each_or_skip() -> None:
+    """A hub run by root gives each person a Unix account; run by anyone else it cannot."""
+    if not isolating():
+        pytest.skip("a Unix user each needs a hub run as root (CI runs it as root)")
+
+
+def own_token(hub: RunningHub, user: str) -> str:
+    """A token of `user`'s own, with only their own permissions, as their Lab holds one."""
+    admin = hub.state.secret("admin_token")
+    return api(f"{hub.url}/hub/api/users/{user}/tokens", admin, "POST", {"note": "probe"})["token"]
+
+
+@pytest.mark.hub
+@pytest.mark.browser
+@pytest.mark.course
+def test_a_students_kernel_reaches_nothing_of_the_course_the_hub_or_another_student(graded):
+    hub, _ = graded
+    one_account_each_or_skip()
+    student, victim = "bob", "alice"
+    account = pwd.getpwnam(unix_name(student))
+    said = run_in_kernel(
+        hub.url, student, own_token(hub, student), probe(hub.state, ROOT, victim, student)
+    )
+    found = json.loads(said.strip().splitlines()[-1])
+    assert (found["uid"], found["user"]) == (account.pw_uid, unix_name(student))
+    assert account.pw_uid not in (0, os.geteuid())  # neither root nor the hub's user
+    for kind in ("read", "list", "append", "create"):
+        reached = {what: met for what, met in found[kind].items() if met != "PermissionError"}
+        assert reached == {}, (kind, reached)
+    assert found["gradebook"].startswith("OperationalError: unable to open"), found["gradebook"]
+    assert found["own home"] == "done" and found["outbound"] == "done"  # the honest path's
+    seen = "\n".join([*found["seen"], *found["environment"].values()])
+    leaked = [name for name, value in secrets_of_others(hub.state, account.pw_uid).items()
+              if value in seen]  # fmt: skip
+    assert leaked == [], leaked
+
+
+@pytest.mark.hub
+@pytest.mark.browser
+@pytest.mark.course
+def test_the_hubs_state_is_laid_out_for_its_staff_from_the_start(graded):
+    hub, _ = graded
+    one_account_each_or_skip()
+    state = hub.state
+    staff, lock = grp.getgrnam(staff_group(COURSE_ID)), pwd.getpwnam(lock_user(COURSE_ID))
+    instructor = unix_name(INSTRUCTOR)
+    assert instructor in staff.gr_mem and instructor in grp.getgrgid(lock.pw_gid).gr_mem
+    assert not {unix_name(s) for s in STUDENTS} & {*staff.gr_mem, *grp.getgrgid(lock.pw_gid).gr_mem}
+    closed_to_others = [state.course_root, state.lock_data, state.folder / "secrets"]
+    for path in closed_to_others + [*state.course_root.rglob("*"), *state.lock_data.iterdir()]:
+        assert not path.lstat().st_mode & 0o007 or path.is_symlink(), path
+    for path in (state.folder / "secrets").iterdir():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600, path
+    for name in ("hub.json", "jupyterhub.sqlite", "jupyterhub.log"):
+        assert stat.S_IMODE((state.folder / name).stat().st_mode) == 0o600, name
+    assert (state.course_root / "gradebook.db").stat().st_gid == staff.gr_gid
+    assert (state.lock_data / "key").stat().st_uid == lock.pw_uid
+    service = [
+        p
+        for p in psutil.process_iter(["cmdline", "uids"])
+        if "lock-service" in " ".join(p.info["cmdline"] or [])
+    ]
+    assert [p.info["uids"].real for p in service] == [lock.pw_uid]
+    for user in (*STUDENTS, INSTRUCTOR):
+        home = state.home(user)
+        assert (home.stat().st_uid, stat.S_IMODE(home.stat().st_mode)) == (
+            pwd.getpwnam(unix_name(user)).pw_uid,
+            0o700,
+        )
+    assert (state.home(INSTRUCTOR) / COURSE_ID).resolve() == state.course_root
 
 
 @pytest.mark.hub

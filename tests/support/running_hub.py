@@ -5,9 +5,12 @@ killing the launcher would leave it, its proxy and the lock service running)."""
 from __future__ import annotations
 
 import importlib.util
+import os
 import signal
+import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -16,16 +19,18 @@ from pathlib import Path
 import pytest
 from support.chromium import require_chromium, unavailable
 from support.command_line import started_from_a_terminal
+from support.course_notebook import ROOT
 
-from viewcopy.hub.state import HubState, find_proxy
+from viewcopy.hub.permissions import closed_to_others
+from viewcopy.hub.state import HubState, find_proxy, students_reach
 
 START_S = 600  # the first start builds the course and releases it
 STOP_S = 120
 
 
 def require_hub(required_by: str) -> None:
-    """JupyterHub, its proxy, Playwright and Chromium, or skip; fail instead where the
-    environment variable `required_by` is 1 (CI)."""
+    """JupyterHub, its proxy, Playwright and Chromium, and a Python every person's server can
+    run, or skip; fail instead where the environment variable `required_by` is 1 (CI)."""
     if importlib.util.find_spec("jupyterhub") is None:
         unavailable("jupyterhub is not installed (scripts/setup.sh installs it)", required_by)
     try:
@@ -33,6 +38,30 @@ def require_hub(required_by: str) -> None:
     except FileNotFoundError as missing:
         unavailable(str(missing), required_by)
     require_chromium(required_by)
+    open_to_servers(required_by)
+
+
+def open_to_servers(required_by: str) -> None:
+    """Where a folder above this Python or this checkout is closed to other users (pyenv's
+    Python in root's home, /root 0700), every person's server, which runs as its own Unix user,
+    could not start: in CI (`required_by`=1) the folder is opened for passing through (o+x, as an
+    administrator of a course's machine does; nothing in it becomes listable); elsewhere the test
+    skips, naming it."""
+    for path in students_reach(ROOT, Path(tempfile.gettempdir())):
+        closed = closed_to_others(path.resolve())
+        while closed is not None:
+            if os.environ.get(required_by) != "1" or os.geteuid() != 0:
+                unavailable(f"{closed} is closed to other users: chmod o+x {closed}", required_by)
+            closed.chmod(closed.stat().st_mode | stat.S_IXOTH)
+            closed = closed_to_others(path.resolve())
+
+
+def state_folder() -> Path:
+    """A hub state folder every person's server can pass through to its home (pytest's own
+    temporary folders are root's alone)."""
+    folder = Path(tempfile.mkdtemp(prefix="viewcopy-hub-", dir=tempfile.gettempdir()))
+    folder.chmod(0o711)
+    return folder / "state"
 
 
 @dataclass
@@ -73,10 +102,12 @@ class RunningHub:
 
 
 def start_hub(folder: Path, *args: str, kind: type[RunningHub] = RunningHub) -> RunningHub:
-    """`viewcopy hub --state folder/state ARGS...` (as a `kind`) once it says Ctrl-C stops it;
+    """`viewcopy hub --state <a state_folder()> ARGS...`, run in `folder` (as a `kind`), once it
+    says Ctrl-C stops it;
     stopped, and the test failed with what it printed, if it does not."""
+    state = state_folder()
     command = [str(Path(sys.executable).parent / "viewcopy"), "hub", *args]
-    command += ["--state", str(folder / "state")]
+    command += ["--state", str(state)]
     process = started_from_a_terminal(command, cwd=folder)
     running = kind(process)
     threading.Thread(target=_keep_reading, args=(running,), daemon=True).start()
@@ -86,7 +117,7 @@ def start_hub(folder: Path, *args: str, kind: type[RunningHub] = RunningHub) -> 
             running.stop()
             pytest.fail(f"viewcopy hub did not start:\n{running.output()}")
         time.sleep(0.5)
-    running.state = HubState.read(folder / "state")
+    running.state = HubState.read(state)
     return running
 
 

@@ -27,6 +27,7 @@ def add_hub_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_hub(args: argparse.Namespace) -> str:
+    from viewcopy.hub.accounts import AccountError
     from viewcopy.hub.launch import HubDidNotStart, free_ports, port_in_use, serve
     from viewcopy.hub.state import prepare
 
@@ -45,7 +46,7 @@ def run_hub(args: argparse.Namespace) -> str:
     registration = Path(args.lti) if args.lti else None
     try:
         state = prepare(repo, Path(args.state), args.port, free_ports(3), students, registration)
-    except ValueError as bad:  # the registration file or the course's key file
+    except (ValueError, AccountError) as bad:  # the registration, the key file, an account
         raise UsageError(str(bad)) from None
     try:
         return serve(repo, state, say=lambda text: print(text, flush=True))  # seen while it runs

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import pwd
 import signal
 import socket
 import subprocess
@@ -17,9 +18,10 @@ from pathlib import Path
 
 import psutil
 
-from viewcopy.hub.state import HubState
+from viewcopy.hub.accounts import isolating, lock_user, staff_group
+from viewcopy.hub.state import CONFIG_FOLDER, HubState
 
-CONFIG = Path("deploy") / "jupyterhub" / "jupyterhub_config.py"
+CONFIG = CONFIG_FOLDER / "jupyterhub_config.py"
 START_S = 120
 STOP_S = 60
 
@@ -99,6 +101,7 @@ def start(repo: Path, state: HubState) -> RunningHub:
             stdout=sink,
             stderr=subprocess.STDOUT,
             start_new_session=True,  # Ctrl-C reaches the launcher, which stops the hub in order
+            umask=0o077,  # its database, log and pid file are the hub's alone
         )
     hub = RunningHub(state, process)
     deadline = time.monotonic() + START_S
@@ -124,8 +127,24 @@ def welcome(state: HubState) -> str:
             f"{state.graders[0]}/formgrader)",
             f"  not in the course: {', '.join(state.others)}",
             f"  password (everyone): {state.secret('password')}",
+            servers(state),
             f"state: {state.folder} (log: {state.log.name}); Ctrl-C stops the hub and every server",
         ]
+    )
+
+
+def servers(state: HubState) -> str:
+    """Who each person's server runs as, and whether real students may meet this hub."""
+    if isolating():
+        return (
+            f"  servers: each person as their own Unix user (vc-<name>); the course is the "
+            f"group {staff_group(state.course_id)}'s, the lock service runs as "
+            f"{lock_user(state.course_id)}"
+        )
+    user = pwd.getpwuid(os.geteuid()).pw_name
+    return (
+        f"  servers: everyone's as {user}, who can read the whole course: a demo for one person, "
+        "never for real students (run viewcopy hub as root: a Unix user each)"
     )
 
 
@@ -147,6 +166,7 @@ def lti_welcome(state: HubState) -> str:
             f"    key id: {ToolKey.ensure(state.lms).kid}",
             f"    scopes: {' '.join(TOOL_SCOPES)}",
             f"  course: {state.course_root} (graders' servers have it as $VIEWCOPY_COURSE_ROOT)",
+            servers(state),
             f"state: {state.folder} (log: {state.log.name}); Ctrl-C stops the hub and every server",
         ]
     )

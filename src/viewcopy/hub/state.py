@@ -10,7 +10,6 @@ rather than in a user's home (a hub name is then whatever the LMS says).
 from __future__ import annotations
 
 import json
-import os
 import secrets
 import shutil
 import sys
@@ -19,6 +18,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, build_course, enrol, run_nbgrader
+from viewcopy.files.atomic import publish_folder, write_atomically
+from viewcopy.hub.permissions import check_reachable, close_repository, lay_out
 from viewcopy.lms.keys import ToolKey
 from viewcopy.lms.registration import REGISTRATION_FILE, Registration, lms_folder
 from viewcopy.locking.store import init_data
@@ -27,6 +28,7 @@ STUDENTS = ("alice", "bob")
 GRADERS = ("instructor",)
 OTHERS = ("guest",)  # a hub user who is not in the course: the lock service refuses them
 PROXY = "configurable-http-proxy"
+CONFIG_FOLDER = Path("deploy") / "jupyterhub"
 
 
 @dataclass(frozen=True)
@@ -53,9 +55,8 @@ class HubState:
 
     @property
     def course_root(self) -> Path:
-        if self.lti:  # no hub user's home holds it: LMS ids name the users
-            return self.folder / "course" / self.course_id
-        return self.home(self.graders[0]) / self.course_id
+        """The course, the staff's: each grader finds it at `~/<course id>`."""
+        return self.folder / "course" / self.course_id
 
     @property
     def lms(self) -> Path:
@@ -95,7 +96,8 @@ class HubState:
     def write(self) -> None:
         """hub.json, as `read` (the hub's config) reads it."""
         described = {k: v for k, v in asdict(self).items() if k != "folder"}
-        (self.folder / "hub.json").write_text(json.dumps(described, indent=1) + "\n")
+        text = json.dumps(described, indent=1) + "\n"
+        write_atomically(self.folder / "hub.json", text, mode=0o600)
 
 
 def find_proxy() -> str:
@@ -133,10 +135,13 @@ def prepare(
         state = HubState(folder, *at, find_proxy(), (), (), (), lti=True)
     else:
         state = HubState(folder, *at, find_proxy(), tuple(students))
+    folder.mkdir(parents=True, exist_ok=True)
+    check_reachable(students_reach(repo, folder))
     keep_secrets(folder / "secrets")
     state.exchange.mkdir(parents=True, exist_ok=True)
-    state.exchange.chmod(0o1777)  # every user's server writes its submission here
+    state.exchange.chmod(0o1777)  # nbgrader's exchange root: each course's folder sets its modes
     init_data(state.lock_data)
+    moved_from_an_earlier_release(state)
     if (state.course_root / "gradebook.db").exists():
         enrol(state.course_root, {s: s for s in students})  # a student added since
     else:
@@ -147,12 +152,30 @@ def prepare(
             state.assignment,
             f"--Exchange.root={state.exchange}",
             "--Exchange.path_includes_course=True",
+            "--CourseDirectory.groupshared=True",  # graders re-release and collect as a group
             "--force",
         )
     if registered is not None:
         keep_registration(state.lms, registered)
     state.write()
+    lay_out(state)
+    close_repository(repo.resolve())
     return state
+
+
+def students_reach(repo: Path, folder: Path) -> list[Path]:
+    """What every person's server runs from: this Python (its environment and the interpreter
+    it was made from), the hub's settings for servers, and the state folder with the homes."""
+    return [Path(sys.base_prefix), Path(sys.prefix), repo / CONFIG_FOLDER, folder]
+
+
+def moved_from_an_earlier_release(state: HubState) -> None:
+    """A state folder made before the course was the staff's kept it in the first grader's
+    home: it moves to `course/`, where every grader's `~/<course id>` link points."""
+    earlier = state.home(GRADERS[0]) / state.course_id
+    if not state.course_root.exists() and earlier.is_dir() and not earlier.is_symlink():
+        state.course_root.parent.mkdir(parents=True, exist_ok=True)
+        publish_folder(earlier, state.course_root)
 
 
 def keep_registration(folder: Path, registration: Registration) -> ToolKey:
@@ -179,7 +202,5 @@ def keep_secrets(folder: Path) -> None:
         "admin_token": lambda: secrets.token_hex(32),
     }
     for name, make in made.items():
-        path = folder / name
-        if not path.exists():
-            path.write_text(make() + "\n")
-            os.chmod(path, 0o600)
+        if not (folder / name).exists():
+            write_atomically(folder / name, make() + "\n", mode=0o600)

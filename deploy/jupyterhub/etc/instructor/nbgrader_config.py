@@ -9,3 +9,5 @@ load_subconfig(os.path.join(os.environ["VIEWCOPY_COURSE_ROOT"], "nbgrader_config
 c.Exchange.root = os.environ["VIEWCOPY_EXCHANGE"]
 c.Exchange.path_includes_course = True
 c.Authenticator.plugin_class = JupyterHubAuthPlugin
+# Graders share the course and the exchange as the staff group (nbgrader's own switch).
+c.CourseDirectory.groupshared = True

@@ -8,6 +8,6 @@ c = get_config()  # noqa: F821 (provided by nbgrader's config loader)
 c.Exchange.root = os.environ["VIEWCOPY_EXCHANGE"]
 c.Exchange.path_includes_course = True
 c.Authenticator.plugin_class = JupyterHubAuthPlugin
-# nbgrader names a submission by the server's Unix user, which every hub user shares on one
-# machine (and is `jovyan` in most images): name it by the hub user instead.
+# nbgrader names a submission by the server's Unix user (`vc-<name>` here, `jovyan` in most
+# images): name it by the hub user instead.
 c.CourseDirectory.student_id = os.environ["JUPYTERHUB_USER"]
