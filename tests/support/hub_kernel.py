@@ -9,6 +9,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 from tornado.httpclient import HTTPRequest
 from tornado.websocket import websocket_connect
@@ -50,7 +51,12 @@ def run_in_kernel(hub_url: str, user: str, token: str, code: str) -> str:
     base = f"{hub_url}/user/{user}/api/kernels"
     kernel = api(base, token, "POST", {"name": "python3"})["id"]
     try:
-        return asyncio.run(_execute(base.replace("http", "ws", 1), kernel, token, code))
+        # a loop of its own in a thread of its own: the session's Playwright runs one here
+        with ThreadPoolExecutor(1) as thread:
+            run = thread.submit(
+                asyncio.run, _execute(base.replace("http", "ws", 1), kernel, token, code)
+            )
+            return run.result()
     finally:
         api(f"{base}/{kernel}", token, "DELETE")
 
