@@ -451,6 +451,7 @@ def test_a_students_kernel_reaches_nothing_of_the_course_the_hub_or_another_stud
         reached = {what: met for what, met in found[kind].items() if met != "PermissionError"}
         assert reached == {}, (kind, reached)
     assert found["gradebook"].startswith("OperationalError: unable to open"), found["gradebook"]
+    assert found["guessed"].startswith("FileNotFoundError"), found["guessed"]  # named by chance
     assert found["own home"] == "done" and found["outbound"] == "done"  # the honest path's
     seen = "\n".join([*found["seen"], *found["environment"].values()])
     leaked = [name for name, value in secrets_of_others(hub.state, account.pw_uid).items()
@@ -481,8 +482,8 @@ def test_the_hubs_state_is_laid_out_for_its_staff_from_the_start(graded):
     service = [
         p
         for p in psutil.process_iter(["cmdline", "uids"])
-        if "lock-service" in " ".join(p.info["cmdline"] or [])
-    ]
+        if f"lock-service --data {state.lock_data} " in " ".join(p.info["cmdline"] or [])
+    ]  # this hub's own (other tests run services of their own beside it)
     assert [p.info["uids"].real for p in service] == [lock.pw_uid]
     for user in (*STUDENTS, INSTRUCTOR):
         home = state.home(user)

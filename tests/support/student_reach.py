@@ -52,6 +52,7 @@ print(json.dumps({{
     }},
     "create": {{k: attempt(lambda p=p: create_in(p)) for k, p in targets["create"].items()}},
     "gradebook": attempt(lambda: update_gradebook(targets["gradebook"])),
+    "guessed": attempt(lambda: open(targets["guessed"], "rb").read(1)),
     "own home": attempt(lambda: create_in(os.path.expanduser("~"))),
     "outbound": attempt(lambda: os.listdir(targets["outbound"])),
     "environment": dict(os.environ),
@@ -78,7 +79,6 @@ def targets(state: HubState, repo: Path, victim: str, student: str) -> dict:
             "the gradebook": course / "gradebook.db",
             "the course config": course / "nbgrader_config.py",
             f"{victim}'s notebook": work,
-            f"{victim}'s submission": submission / NOTEBOOK,
             "the hub's cookie secret": state.folder / "secrets" / "cookie_secret",
             "the course-admin token": state.folder / "secrets" / "admin_token",
             "the shared password": state.folder / "secrets" / "password",
@@ -119,8 +119,17 @@ def targets(state: HubState, repo: Path, victim: str, student: str) -> dict:
     return {
         **{kind: {k: str(p) for k, p in paths.items()} for kind, paths in found.items()},
         "gradebook": str(course / "gradebook.db"),
+        "guessed": str(guessed(submission) / NOTEBOOK),
         "outbound": str(exchange / "outbound" / ASSIGNMENT),
     }
+
+
+def guessed(submission: Path) -> Path:
+    """The submission's name as a student could guess it (student, assignment, a timestamp):
+    without nbgrader's random part (72 bits) that only a listing of inbound shows."""
+    student, assignment, timestamp, random_part = submission.name.split("+")
+    assert len(random_part) == 12, submission.name  # base64 of 9 random bytes
+    return submission.with_name(f"{student}+{assignment}+{timestamp}")
 
 
 def probe(state: HubState, repo: Path, victim: str, student: str) -> str:

@@ -87,7 +87,7 @@ def ensure_user(name: str, made_for: str, home: str = NO_HOME, system: bool = Fa
     except KeyError:
         kind = ["--system"] if system else []
         made = ["--no-create-home", "--home-dir", home, "--shell", SHELL, "--user-group"]
-        run(["useradd", *kind, *made, "--comment", comment(made_for), name])
+        run(["useradd", *kind, *made, "--comment", comment(made_for), name], made_by_another=9)
         entry = pwd.getpwnam(name)
     if entry.pw_gecos != comment(made_for):
         raise AccountTaken(
@@ -103,7 +103,7 @@ def ensure_group(name: str) -> int:
     try:
         return grp.getgrnam(name).gr_gid
     except KeyError:
-        run(["groupadd", "--system", name])
+        run(["groupadd", "--system", name], made_by_another=9)
         return grp.getgrnam(name).gr_gid
 
 
@@ -118,10 +118,12 @@ def set_membership(user: str, groups: dict[str, bool]) -> None:
             run(["gpasswd", "--delete", user, group])
 
 
-def run(command: list[str]) -> None:
-    """An account command, quietly; its own message if it fails."""
+def run(command: list[str], made_by_another: int | None = None) -> None:
+    """An account command, quietly; its own message if it fails. `made_by_another`: the exit
+    status that says the name was taken meanwhile (another hub starting beside this one), which
+    the caller then reads and checks as it would have."""
     done = subprocess.run(command, capture_output=True, text=True)
-    if done.returncode != 0:
+    if done.returncode not in (0, made_by_another):
         raise AccountError(f"{' '.join(command)} failed: {done.stderr.strip()}")
 
 
