@@ -93,6 +93,8 @@ def start(repo: Path, state: HubState) -> RunningHub:
     if not program.exists():
         raise FileNotFoundError(f"no {program}: pip install -e '.[hub]' (scripts/setup.sh does)")
     command = [str(program), "-f", str(repo.resolve() / CONFIG)]
+    log.touch(mode=0o600)
+    log.chmod(0o600)  # what the hub says names its users and paths: the hub's alone
     with log.open("a") as sink:
         process = subprocess.Popen(
             command,
