@@ -18,11 +18,13 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 
 import jwt
 import pytest
+from support.launch_claims import launch_claims
 
 from viewcopy.hub.state import keep_registration
 from viewcopy.lms.commands import LMS
 from viewcopy.lms.errors import LmsError, LmsRefused
 from viewcopy.lms.keys import PlatformKeyError, PlatformKeys, ToolKey
+from viewcopy.lms.launch_message import LaunchMessage
 from viewcopy.lms.link import CourseLink
 from viewcopy.lms.registration import (
     REGISTRATION_FILE,
@@ -30,7 +32,7 @@ from viewcopy.lms.registration import (
     UnknownDeployment,
     lms_folder,
 )
-from viewcopy.lms.vocabulary import CONTEXT_CLAIM, DEPLOYMENT_CLAIM, TOOL_SCOPES
+from viewcopy.lms.vocabulary import DEPLOYMENT_CLAIM, TOOL_SCOPES
 
 OLD_FORM = {
     "issuer": "https://canvas.example.edu",
@@ -121,13 +123,8 @@ def test_an_unknown_deployment_is_named_with_the_command_that_adds_it(tmp_path):
 
 def test_a_link_from_a_deployment_no_longer_registered_is_refused(tmp_path):
     registered(tmp_path, {**OLD_FORM, "deployment_id": "1:new"})
-    launch = {
-        "iss": OLD_FORM["issuer"],
-        "sub": "u1",
-        DEPLOYMENT_CLAIM: "456:0123abcd",
-        CONTEXT_CLAIM: {"id": "course-101"},
-    }
-    CourseLink.record_launch(lms_folder(tmp_path), launch, "u1")
+    claims = {**launch_claims("u1"), "iss": OLD_FORM["issuer"], DEPLOYMENT_CLAIM: "456:0123abcd"}
+    CourseLink.record_launch(lms_folder(tmp_path), LaunchMessage.read(claims), "u1")
     with pytest.raises(UnknownDeployment, match="deployment add 456:0123abcd"):
         CourseLink.require(lms_folder(tmp_path), "viewcopy lms push")
     with pytest.raises(LmsError, match="the course's link \\(viewcopy lms roster\\) comes from"):

@@ -7,7 +7,11 @@ and land in their own JupyterLab, in their own group, on a student's or a grader
 launches are recorded in the course's lms/link.json; the lock service takes the student's notebook
 token and refuses the instructor's. Over plain HTTP: a teaching assistant is a grader, a role
 outside the course is refused, and forged launches (another key, another audience, expired, a
-replayed id_token, another deployment) are refused without logging anyone in.
+replayed id_token, another deployment) are refused without logging anyone in. Played as the
+standard describes the platform (the id_token's claims as LTI 1.3 lays them out): a launch is
+taken once, also after a restart, whole or mixed with another login's cookies; ids that
+normalise alike, or that spell another's hub name, get accounts of their own; anything but a
+well-formed resource link launch is a 400 with a sentence; no refusal shows a server folder.
 
 Slow: a hub (the course built and released) and two JupyterLab servers; about 40 s on an idle
 two-core machine.
@@ -43,8 +47,15 @@ from support.servers import free_port
 from viewcopy.course.assignment import COURSE_ID
 from viewcopy.lms.keys import ToolKey
 from viewcopy.lms.link import CourseLink
-from viewcopy.lms.registration import REGISTRATION_FILE
-from viewcopy.lms.vocabulary import DEPLOYMENT_CLAIM
+from viewcopy.lms.registration import REGISTRATION_FILE, hub_name
+from viewcopy.lms.vocabulary import (
+    CONTEXT_CLAIM,
+    CUSTOM_CLAIM,
+    DEPLOYMENT_CLAIM,
+    MESSAGE_TYPE_CLAIM,
+    RESOURCE_LINK_CLAIM,
+    ROLES_CLAIM,
+)
 
 pytestmark = [pytest.mark.lms, pytest.mark.hub, pytest.mark.browser, pytest.mark.course]
 
@@ -54,8 +65,6 @@ require_hub("VIEWCOPY_REQUIRE_HUB")
 import requests  # noqa: E402
 from playwright.sync_api import expect  # noqa: E402
 from support.browser_lab import patient  # noqa: E402 (after the checks: playwright)
-
-from viewcopy.hub.lti_login import hub_name  # noqa: E402 (needs jupyterhub)
 
 STUDENTS, GRADERS = f"nbgrader-{COURSE_ID}", f"formgrade-{COURSE_ID}"
 # LMS ids as LMSs make them: the student's is already a safe hub name, the instructor's is not
@@ -362,7 +371,7 @@ def test_forged_and_replayed_launches_are_refused(hub, platform):
             answer.status_code,
             answer.text[-2000:],
         )
-        assert not logged_in(session), forgery
+        assert_discreet(hub, answer) and not logged_in(session), forgery
     assert hub.user(hub_name(MALLORY.user_id)) is None
 
     # A login initiated from another platform, or for another deployment, goes no further.
@@ -371,6 +380,137 @@ def test_forged_and_replayed_launches_are_refused(hub, platform):
     refused = fresh_login(requests.Session(), hub, platform, lti_deployment_id="other")
     assert refused["status"] == 400
     assert "viewcopy lms deployment add other" in html.unescape(refused["text"])
+
+
+def assert_discreet(hub: LtiHub, answer: requests.Response) -> bool:
+    """The page shows no server folder and no secret of the hub."""
+    page = html.unescape(answer.text)
+    folders = (hub.state.folder, hub.state.course_root, hub.state.lms, ROOT, Path(sys.prefix))
+    for folder in folders:
+        assert str(folder) not in page, (folder, page[-2000:])
+    for secret in ("cookie_secret", "password", "admin_token"):
+        assert hub.state.secret(secret) not in page, secret
+    assert "Traceback" not in page and answer.status_code < 500, page[-2000:]
+    return True
+
+
+def replay(cookies, hub: LtiHub, id_token: str, state: str) -> requests.Response:
+    """Send a launch as another browser would that holds copies of these cookies."""
+    thief = requests.Session()
+    thief.cookies.update(cookies)
+    answer = post_launch(thief, hub, id_token, state)
+    assert not logged_in(thief)
+    return answer
+
+
+def test_a_launch_is_taken_once_even_sent_again_whole(hub, platform):
+    """IMS Security Framework 1.0, 5.1.3: each nonce once. The victim's whole launch (the signed
+    id_token, its state, the browser's login cookies) sent again is refused; so is the victim's
+    login state with a nonce of the attacker's own login."""
+    victim = requests.Session()
+    form = launch_form(victim, platform, STUDENT)
+    cookies = victim.cookies.copy()  # what a copy of the victim's request carries
+    assert post_launch(victim, hub, form["id_token"], form["state"]).status_code == 302
+    assert logged_in(victim)
+
+    answer = replay(cookies, hub, form["id_token"], form["state"])
+    said = html.unescape(answer.text)
+    assert answer.status_code == 400 and "this launch was already used" in said, said[-2000:]
+    assert assert_discreet(hub, answer)
+
+    attacker = requests.Session()
+    login = fresh_login(attacker, hub, platform)  # a login of the attacker's own
+    mixed, nonce_cookie = requests.cookies.RequestsCookieJar(), "lti13authenticator-nonce-state"
+    for cookie in cookies:  # the victim's state cookie ...
+        if cookie.name != nonce_cookie:
+            mixed.set_cookie(cookie)
+    for cookie in attacker.cookies:  # ... with the nonce cookie of the attacker's login
+        if cookie.name == nonce_cookie:
+            mixed.set_cookie(cookie)
+    token = platform.id_token(MALLORY.user_id, login["nonce"])
+    answer = replay(mixed, hub, token, form["state"])
+    said = html.unescape(answer.text)
+    assert answer.status_code == 400 and "its state was taken before" in said, said[-2000:]
+
+
+def launch_as(platform: Platform, hub: LtiHub, member: Member, **claims) -> requests.Session:
+    """A launch of `member` (its claims replaced by `claims`) for a fresh login: the session."""
+    session = requests.Session()
+    login = fresh_login(session, hub, platform)
+    token = platform.id_token(member.user_id, login["nonce"], **claims)
+    answer = post_launch(session, hub, token, login["state"])
+    assert answer.status_code == 302 and logged_in(session), answer.text[-2000:]
+    return session
+
+
+def home_of(session: requests.Session, hub: LtiHub) -> str:
+    """Whose hub home page the session's login opens."""
+    page = session.get(f"{hub.url}/hub/home", timeout=30).text
+    return re.search(r'id="login_widget".*?<span[^>]*>\s*([^<\s]+)', page, re.S).group(1)
+
+
+def test_no_two_people_share_an_account(hub, platform):
+    """An id that differs from the student's by a trailing space, and an id that is the
+    instructor's hub name, each get an account of their own; the student's and the instructor's
+    accounts, groups and link.json entries stay theirs."""
+    from viewcopy.lms.people import People
+
+    student, teacher = hub_name(STUDENT.user_id), hub_name(TEACHER.user_id)
+    assert home_of(launch_as(platform, hub, STUDENT), hub) == student
+    assert home_of(launch_as(platform, hub, TEACHER), hub) == teacher
+    for lookalike in (STUDENT.user_id + " ", teacher):
+        session = launch_as(platform, hub, MALLORY, sub=lookalike)
+        name = People.read(hub.state.lms).of(platform.issuer, lookalike).name
+        assert name not in (student, teacher) and home_of(session, hub) == name
+        assert hub.user(name)["groups"] == [STUDENTS]
+    link = CourseLink.read(hub.state.lms)
+    assert link.person(student).sub == STUDENT.user_id
+    assert link.person(teacher).sub == TEACHER.user_id
+    assert hub.user(student)["groups"] == [STUDENTS] and hub.user(teacher)["groups"] == [GRADERS]
+    listed = viewcopy_lms("people", "--course", str(hub.state.course_root))
+    assert listed.returncode == 0, listed.stderr
+    assert f"{teacher}: {TEACHER.user_id!r} of {platform.issuer}" in listed.stdout
+
+
+REFUSED_CLAIMS = {
+    "a Deep Linking request": (
+        {MESSAGE_TYPE_CLAIM: "LtiDeepLinkingRequest"},
+        (),
+        "sent 'LtiDeepLinkingRequest': the lab offers no content to pick",
+    ),
+    "a submission review": (
+        {MESSAGE_TYPE_CLAIM: "LtiSubmissionReviewRequest"},
+        (),
+        "sent 'LtiSubmissionReviewRequest'",
+    ),
+    "no context": ({}, (CONTEXT_CLAIM,), "comes from outside a course"),
+    "a context that is a string": ({CONTEXT_CLAIM: "course-101"}, (), "is not an object"),
+    "a context without a label": ({CONTEXT_CLAIM: {"id": "c", "label": ""}}, (), "label"),
+    "roles that are one string": ({ROLES_CLAIM: LEARNER}, (), "not a list of strings"),
+    "no sub": ({}, ("sub",), "this launch names no one"),
+    "no resource link": ({}, (RESOURCE_LINK_CLAIM,), RESOURCE_LINK_CLAIM),
+    "a resource link that is a list": ({RESOURCE_LINK_CLAIM: ["x"]}, (), "is not an object"),
+    "custom parameters that are a list": ({CUSTOM_CLAIM: ["x"]}, (), "is not an object"),
+    "no message type": ({}, (MESSAGE_TYPE_CLAIM,), "says no message type"),
+}
+
+
+def test_only_a_well_formed_resource_link_launch_logs_in(hub, platform):
+    """Each launch the hub does not serve, or whose claims are missing or malformed, is a 400
+    with a sentence naming it: no 500, no folder shown, nobody logged in or bound."""
+    from viewcopy.lms.people import People
+
+    bound = People.read(hub.state.lms)
+    for kind, (claims, omit, why) in REFUSED_CLAIMS.items():
+        session = requests.Session()
+        login = fresh_login(session, hub, platform)
+        token = platform.id_token(MALLORY.user_id, login["nonce"], omit=omit, **claims)
+        answer = post_launch(session, hub, token, login["state"])
+        said = html.unescape(answer.text)
+        assert (answer.status_code, why in said) == (400, True), (kind, said[-2000:])
+        assert assert_discreet(hub, answer) and not logged_in(session), kind
+    assert hub.user(hub_name(MALLORY.user_id)) is None
+    assert People.read(hub.state.lms) == bound
 
 
 def viewcopy_lms(*args: str) -> subprocess.CompletedProcess:
@@ -390,8 +530,11 @@ def test_a_second_deployment_launches_once_added_without_a_restart(hub, platform
     answer = post_launch(session, hub, token, login["state"])
     said = html.unescape(answer.text)
     assert answer.status_code == 403 and f"deployment {second!r}" in said, said[-2000:]
+    assert f"`viewcopy lms deployment add {second}` in the course's folder" in said
+    assert_discreet(hub, answer) and not logged_in(session)
+    # the folder the instructor adds it in is the hub's log's to say
     added = f"viewcopy lms deployment add {second} --course {hub.state.course_root}"
-    assert added in said and not logged_in(session)
+    assert added in hub.state.log.read_text()
     run = viewcopy_lms("deployment", "add", second, "--course", str(hub.state.course_root))
     assert run.returncode == 0, run.stderr
     session = requests.Session()
@@ -439,3 +582,17 @@ def test_a_bad_registration_is_one_error_naming_the_field_and_the_file(tmp_path,
         assert lines[0].startswith("viewcopy hub: error: ") and str(registration) in lines[0]
         assert expected in lines[0], lines[0]
     assert not (tmp_path / "state").exists()  # refused before anything was made
+
+
+def test_a_launch_spent_before_a_restart_stays_spent(hub, platform):
+    """The hub remembers spent launches in the course's lms/ folder: a launch replayed after
+    `viewcopy hub` was stopped and started again is still refused; a fresh one is taken."""
+    victim = requests.Session()
+    form = launch_form(victim, platform, STUDENT)
+    cookies = victim.cookies.copy()
+    assert post_launch(victim, hub, form["id_token"], form["state"]).status_code == 302
+    hub.restart()
+    answer = replay(cookies, hub, form["id_token"], form["state"])
+    said = html.unescape(answer.text)
+    assert answer.status_code == 400 and "this launch was already used" in said, said[-2000:]
+    launch_as(platform, hub, STUDENT)

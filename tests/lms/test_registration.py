@@ -14,13 +14,14 @@ import stat
 
 import jwt
 import pytest
+from support.launch_claims import ISSUER, launch_claims
 
 from viewcopy.lms.commands import LMS
 from viewcopy.lms.journal import Journal, now_stamp
 from viewcopy.lms.keys import KEY_FILE, KeyFileError, ToolKey
+from viewcopy.lms.launch_message import LaunchMessage
 from viewcopy.lms.link import CourseLink, LinkMismatch, NotLinked
 from viewcopy.lms.registration import Registration, hub_name, lms_folder
-from viewcopy.lms.vocabulary import AGS_CLAIM, CONTEXT_CLAIM, NRPS_CLAIM, ROLES_CLAIM
 
 GOOD = {
     "issuer": "https://lms.example.edu",
@@ -154,18 +155,8 @@ def test_the_public_jwk_verifies_what_the_private_key_signs(tmp_path):
         jwt.decode(forged, public.key, algorithms=["RS256"])
 
 
-def launch(sub: str, role: str, context: str = "course-101", **ags) -> dict:
-    return {
-        "iss": "https://lms.example.edu",
-        "sub": sub,
-        "name": f"Person {sub}",
-        "email": f"{sub}@example.edu",
-        "https://purl.imsglobal.org/spec/lti/claim/deployment_id": "1:dep",
-        ROLES_CLAIM: [MEMBERSHIP + role],
-        CONTEXT_CLAIM: {"id": context, "label": "PTMW", "title": "PyTorch and the memory wall"},
-        AGS_CLAIM: {"lineitems": "https://lms.example.edu/c/lineitems", "scope": ["s"], **ags},
-        NRPS_CLAIM: {"context_memberships_url": "https://lms.example.edu/c/members"},
-    }
+def launch(sub: str, role: str, context: str = "course-101", **ags) -> LaunchMessage:
+    return LaunchMessage.read(launch_claims(sub, role, context, **ags))
 
 
 def test_launches_merge_into_the_link_and_a_course_never_launched_says_so(tmp_path):
@@ -182,7 +173,7 @@ def test_launches_merge_into_the_link_and_a_course_never_launched_says_so(tmp_pa
         "1:dep",
     )
     assert (link.lineitems, link.lineitem, link.scopes) == (
-        "https://lms.example.edu/c/lineitems",
+        f"{ISSUER}/c/lineitems",
         "https://l/1",
         ("s",),
     )

@@ -1,7 +1,8 @@
 """A course linked to the test's LTI platform as a course's LMS administrator and instructor
 would link it: the course's key given to the platform, registration.json written with what the
 platform gave back, and an instructor's launch recorded as the hub's login records it (the
-id_token checked against the platform's key set). For the tool-side LMS tests (push, roster)."""
+id_token checked against the platform's key set, the person bound to a hub name). For the
+tool-side LMS tests (push, roster)."""
 
 from __future__ import annotations
 
@@ -15,8 +16,10 @@ import jwt
 from support.lti_platform import INSTRUCTOR, Member, Platform
 
 from viewcopy.lms.keys import ToolKey
+from viewcopy.lms.launch_message import LaunchMessage
 from viewcopy.lms.link import CourseLink
-from viewcopy.lms.registration import REGISTRATION_FILE, hub_name, lms_folder
+from viewcopy.lms.people import BY_LAUNCH, bind
+from viewcopy.lms.registration import REGISTRATION_FILE, lms_folder
 
 TEACHER = Member("teacher-1", "Ada Lovelace", "ada@uni.example", (INSTRUCTOR,))
 NO_HUB = "http://127.0.0.1:9/hub/lti13"
@@ -59,4 +62,6 @@ def record_launch(course: Path, platform: Platform, user_id: str) -> CourseLink:
         audience=platform.client_id,
         issuer=platform.issuer,
     )
-    return CourseLink.record_launch(lms_folder(course), claims, hub_name(claims["sub"]))
+    launch, folder = LaunchMessage.read(claims), lms_folder(course)
+    name = bind(folder, launch.issuer, launch.sub, launch.sub, BY_LAUNCH)
+    return CourseLink.record_launch(folder, launch, name)

@@ -542,6 +542,8 @@ def app(folder: Path):
         result = service("ags", request, await plain(request), "handle_update_score", item=item)
         if result.code < 300 and _answer_lost(store):
             os._exit(3)  # stored, and the answer never leaves
+        if result.code < 300 and _answer_fails(store):
+            return JSONResponse({"error": "the gradebook failed after storing the score"}, 500)
         return answer(result, background=_outage(store) if result.code < 300 else None)
 
     async def results(request):
@@ -580,6 +582,10 @@ def app(folder: Path):
     def _answer_lost(store: Store) -> bool:
         """Whether this accepted score POST is the one whose answer is lost (`lose_answer`)."""
         return _runs_out(store.folder / "lost.json")
+
+    def _answer_fails(store: Store) -> bool:
+        """Whether this accepted score POST is the one answered 500 (`store_then_fail`)."""
+        return _runs_out(store.folder / "fails.json")
 
     def _outage(store: Store):
         """After an accepted score: exit once the outage's count runs out (`fail_after`)."""
@@ -752,6 +758,11 @@ class Platform:
         it: the tool never learns that it was stored."""
         _write(self.folder / "lost.json", {"remaining": scores})
 
+    def store_then_fail(self, scores: int) -> None:
+        """The platform stores its `scores`-th next accepted score and answers it 500 (failing
+        after the store): the tool learns only that it failed, and tries again."""
+        _write(self.folder / "fails.json", {"remaining": scores})
+
     def busy_for(self, scores: int) -> None:
         """The next `scores` score POSTs are answered 503 (the LMS failing) and not stored."""
         _write(self.folder / "busy.json", {"remaining": scores})
@@ -768,10 +779,12 @@ class Platform:
         key: str | None = None,
         audience: str | None = None,
         expires_in: int = 300,
+        omit: tuple[str, ...] = (),
         **claims: Any,
     ) -> str:
-        """A launch id_token for `user_id` as this platform signs it; or forged: signed with
-        `key` (under the platform's kid), for another `audience`, already expired."""
+        """A launch id_token for `user_id` as this platform signs it, `claims` replaced and the
+        claims in `omit` left out; or forged: signed with `key` (under the platform's kid), for
+        another `audience`, already expired."""
         import jwt
 
         PlatformConf, PlainRequest, Login, Launch, Ags, Nrps = _platform_classes()
@@ -788,6 +801,8 @@ class Platform:
         if audience is not None:
             payload["aud"] = payload["azp"] = audience
         payload.update(claims)
+        for claim in omit:
+            payload.pop(claim, None)
         private = key or (self.folder / "platform_key.pem").read_text()
         return jwt.encode(payload, private, "RS256", headers={"kid": registration.get_kid()})
 

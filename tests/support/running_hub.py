@@ -71,6 +71,8 @@ class RunningHub:
     process: subprocess.Popen
     said: list[str] = field(default_factory=list)
     state: HubState | None = None
+    started_with: tuple[Path, tuple[str, ...]] = (Path("."), ())
+    """The folder it was started in and its arguments (less --state), to start it again."""
 
     @property
     def url(self) -> str:
@@ -100,16 +102,26 @@ class RunningHub:
             except subprocess.TimeoutExpired:
                 self.process.kill()
 
+    def restart(self) -> None:
+        """Ctrl-C, then `viewcopy hub` again as it was started, on the same state folder."""
+        self.stop()
+        assert self.process.returncode == 0, self.output()
+        folder, args = self.started_with
+        again = start_hub(folder, *args, kind=type(self), state=self.state.folder)
+        self.process, self.said = again.process, again.said
 
-def start_hub(folder: Path, *args: str, kind: type[RunningHub] = RunningHub) -> RunningHub:
-    """`viewcopy hub --state <a state_folder()> ARGS...`, run in `folder` (as a `kind`), once it
-    says Ctrl-C stops it;
-    stopped, and the test failed with what it printed, if it does not."""
-    state = state_folder()
+
+def start_hub(
+    folder: Path, *args: str, kind: type[RunningHub] = RunningHub, state: Path | None = None
+) -> RunningHub:
+    """`viewcopy hub --state STATE ARGS...`, run in `folder` (as a `kind`), once it says Ctrl-C
+    stops it; stopped, and the test failed with what it printed, if it does not. STATE: `state`,
+    or a new state_folder()."""
+    state = state or state_folder()
     command = [str(Path(sys.executable).parent / "viewcopy"), "hub", *args]
     command += ["--state", str(state)]
     process = started_from_a_terminal(command, cwd=folder)
-    running = kind(process)
+    running = kind(process, started_with=(folder, args))
     threading.Thread(target=_keep_reading, args=(running,), daemon=True).start()
     deadline = time.monotonic() + START_S
     while not any("Ctrl-C stops" in line for line in running.said):

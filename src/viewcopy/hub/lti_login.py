@@ -6,21 +6,30 @@ course adds, from its `lms/` folder:
 
 - the id_token's signature checked with the platform's keys kept in memory (`PlatformKeys`),
   fetched again only for a key id they lack (ltiauthenticator fetches them at every launch);
+- each launch taken once: its login state and nonce are spent on the hub (`SpentLaunches`),
+  across restarts, and the state's cookie lasts the login's hour only;
+- a resource link launch only, every claim read and checked in one place (`LaunchMessage`):
+  anything else is refused with a sentence, never a 500;
 - only the registration's deployments launch (ltiauthenticator reads no deployment id), as the
   file says at each launch: `viewcopy lms deployment add` needs no restart;
-- the hub name is the registration's `username_claim` (default `sub`: the LMS's stable id),
-  made JupyterHub-safe (`hub_name`);
+- the hub name is bound to the person (issuer and `sub`) at their first launch, offered from
+  the registration's `username_claim` (default `sub`) and never given to anyone else
+  (`lms.people`);
 - the LMS role decides the group (`lms.vocabulary.course_role`, as for the roster): a Learner
   is a student (`nbgrader-<course>`), an Instructor or TeachingAssistant a grader
   (`formgrade-<course>`);
   JupyterHub keeps the groups as each launch says (`manage_groups`); anyone else is refused;
 - every launch is recorded in `lms/link.json` (AGS and NRPS endpoints, the person);
 - the course's public key set is served at `/hub/lti13/jwks`, for the LMS's key set URL.
+
+A refusal's page says why in a sentence and shows no server folder: what the instructor needs
+(the course folder in a command) goes to the hub's log.
 """
 
 from __future__ import annotations
 
 import json
+import time
 from functools import cached_property
 from pathlib import Path
 from urllib.parse import urlparse
@@ -29,26 +38,25 @@ import jwt
 from jupyterhub.handlers import BaseHandler
 from jupyterhub.utils import url_path_join
 from ltiauthenticator.lti13.auth import LTI13Authenticator
-from ltiauthenticator.lti13.constants import LTI13_CUSTOM_CLAIM
-from ltiauthenticator.lti13.error import InvalidAudienceError, LoginError, TokenError
+from ltiauthenticator.lti13.error import InvalidAudienceError, TokenError
 from ltiauthenticator.lti13.handlers import LTI13CallbackHandler, LTI13LoginInitHandler
 from ltiauthenticator.lti13.validator import LTI13LaunchValidator
 from ltiauthenticator.utils import convert_request_to_dict
 from tornado.web import HTTPError
 from traitlets import Unicode, default
 
+from viewcopy.hub.spent_launches import SPENT_FILE, AlreadySpent, SpentLaunches
 from viewcopy.lms.keys import PlatformKeyError, PlatformKeys, ToolKey
+from viewcopy.lms.launch_message import BadLaunch, LaunchMessage
 from viewcopy.lms.link import CourseLink, LinkMismatch
-from viewcopy.lms.registration import (
-    REGISTRATION_FILE,
-    Registration,
-    UnknownDeployment,
-    hub_name,
-)
+from viewcopy.lms.people import BY_LAUNCH, NameTaken, bind
+from viewcopy.lms.registration import REGISTRATION_FILE, Registration, UnknownDeployment
 from viewcopy.lms.tool import CALLBACK_PATH, KEY_SET_PATH, LOGIN_PATH
-from viewcopy.lms.vocabulary import DEPLOYMENT_CLAIM, GRADER, ROLES_CLAIM, course_role
+from viewcopy.lms.vocabulary import CUSTOM_CLAIM, GRADER, course_role
 
 OWN_ENDPOINTS = tuple("/" + path for path in (LOGIN_PATH, CALLBACK_PATH, KEY_SET_PATH))
+LOGIN_WINDOW_S = 3600
+"""How long a login started at the hub may take to come back as a launch (its cookies' life)."""
 
 
 def refused(status: int, sentence: str) -> HTTPError:
@@ -101,16 +109,18 @@ class CourseLoginInitHandler(LTI13LoginInitHandler):
         cross_site = {}
         if self.authenticator.get_uri_scheme(self.request) == "https":
             cross_site = {"samesite": "None", "secure": True}
-        self._set_cookie(key, value, expires_days=1, httponly=True, encrypted=True, **cross_site)
+        days = LOGIN_WINDOW_S / 86400
+        self._set_cookie(key, value, expires_days=days, httponly=True, encrypted=True, **cross_site)
 
 
 class CourseCallbackHandler(LTI13CallbackHandler):
     """ltiauthenticator's launch, its id_token verified with the platform's keys as the
-    authenticator keeps them rather than fetched anew at every launch."""
+    authenticator keeps them rather than fetched anew at every launch, read as a resource link
+    launch, and taken once."""
 
     def decode_and_validate_launch_request(self) -> dict:
         """The launch's id_token, verified and validated as ltiauthenticator does (ValidationError
-        subclasses, which its `post` answers 400 or 401)."""
+        subclasses, which its `post` answers 400 or 401), its state and nonce then spent."""
         validator = LTI13LaunchValidator(parent=self.app)
         args = convert_request_to_dict(self.request.arguments)
         validator.validate_auth_response(args)
@@ -118,10 +128,42 @@ class CourseCallbackHandler(LTI13CallbackHandler):
         id_token = verified_id_token(
             args.get("id_token"), self.authenticator, leeway_s=validator.time_leeway
         )
+        read_launch(id_token)  # before ltiauthenticator's checks, which take any shape on trust
         validator.validate_id_token(id_token)
         validator.validate_azp_claim(id_token, self.authenticator.client_id)
-        self.check_nonce(id_token)  # the nonce of that login: no replay
+        self.check_nonce(id_token)  # the nonce of that login
+        latest = max(id_token["exp"], id_token["iat"] + validator.max_age)
+        self.spend(
+            {"state": self._get_state_from_url(), "nonce": str(id_token["nonce"])},
+            until=max(latest, time.time() + LOGIN_WINDOW_S) + validator.time_leeway,
+        )
         return id_token
+
+    def spend(self, values: dict[str, str], until: float) -> None:
+        """Spend the launch's state and nonce, or refuse it as a replay."""
+        try:
+            self.authenticator.spent_launches.spend(values, until)
+        except AlreadySpent as spent:
+            self.log.warning("LTI launch refused: its %s was spent by an earlier launch", spent)
+            raise refused(
+                400,
+                f"this launch was already used (its {spent} was taken before): each launch "
+                "from the LMS opens the lab once; open the course's link in the LMS again",
+            ) from None
+
+    def _get_oauth_cookie(self, name: str) -> str:
+        """The login's state or nonce cookie, if set within the login window, then cleared."""
+        cookie = self.get_secure_cookie(name, max_age_days=LOGIN_WINDOW_S / 86400)
+        self.clear_cookie(name)
+        return (cookie or b"").decode("utf8", "replace")
+
+
+def read_launch(id_token: dict) -> LaunchMessage:
+    """The launch in `id_token`, or the 400 saying what the hub cannot serve."""
+    try:
+        return LaunchMessage.read(id_token)
+    except BadLaunch as bad:
+        raise refused(400, str(bad)) from None
 
 
 def verified_id_token(encoded: str, authenticator, leeway_s: int) -> dict:
@@ -213,16 +255,24 @@ class CourseLTI13Authenticator(LTI13Authenticator):
         """The platform's public keys, kept for the hub's life (fetched again on a new kid)."""
         return PlatformKeys(self.jwks_endpoint)
 
+    @cached_property
+    def spent_launches(self) -> SpentLaunches:
+        """The states and nonces launches spent, in the course's lms/ folder."""
+        return SpentLaunches(Path(self.lms_folder) / SPENT_FILE)
+
     def check_deployment(self, deployment: object, what: str, status: int) -> None:
         """Refuse (HTTP `status`, saying how to add it) a deployment the registration lacks, as
-        its file says now."""
+        its file says now; the course folder to add it in goes to the log, not the page."""
         folder = Path(self.lms_folder)
+        registration = Registration.read(folder / REGISTRATION_FILE)
         try:
-            Registration.read(folder / REGISTRATION_FILE).check_deployment(
-                deployment, folder.parent, what
-            )
+            registration.check_deployment(deployment, folder.parent, what)
         except UnknownDeployment as unknown:
-            raise refused(status, str(unknown)) from None
+            self.log.warning("LTI launch refused: %s", unknown)
+            try:
+                registration.check_deployment(deployment, None, what)
+            except UnknownDeployment as shown:
+                raise refused(status, str(shown)) from None
 
     def tool_key(self) -> ToolKey:
         return ToolKey.ensure(Path(self.lms_folder))
@@ -230,38 +280,46 @@ class CourseLTI13Authenticator(LTI13Authenticator):
     def get_handlers(self, app):
         return [*super().get_handlers(app), (url_path_join("", KEY_SET_PATH), KeySetHandler)]
 
-    def get_username(self, token: dict) -> str:
-        """The hub name from the registration's claim; a launch without it is refused (no
-        silent fallback on another claim: a person keeps one name)."""
-        claim, claims = self.username_key, token
+    def offered_name(self, launch: LaunchMessage) -> str:
+        """The value of the registration's claim for a person's hub name, as the LMS sent it; a
+        launch without it is refused (no silent fallback on another claim)."""
+        claim, claims = self.username_key, launch.claims
         if claim.startswith("custom_"):
-            claim, claims = claim[len("custom_") :], token.get(LTI13_CUSTOM_CLAIM) or {}
+            claim, claims = claim[len("custom_") :], launch.claims.get(CUSTOM_CLAIM) or {}
         value = claims.get(claim)
         if not isinstance(value, str | int) or not str(value).strip():
-            raise LoginError(
-                f"the launch has no {self.username_key!r} claim to name the hub user: set "
-                f"username_claim in {Path(self.lms_folder) / REGISTRATION_FILE} to a claim "
-                "your LMS sends (sub always is)"
+            self.log.warning(
+                "LTI launch refused: no %r claim; set username_claim in %s to a claim the LMS "
+                "sends (sub always is)",
+                self.username_key,
+                Path(self.lms_folder) / REGISTRATION_FILE,
             )
-        return hub_name(str(value).strip())
+            raise refused(
+                400,
+                f"the launch has no {self.username_key!r} claim to name you on the hub: ask the "
+                "course's instructor to set username_claim in the course's registration to a "
+                "claim the LMS sends (sub always is)",
+            )
+        return str(value)
 
     async def authenticate(self, handler, data=None):
         """The hub user for a validated launch: its deployment checked, its group from its
-        roles, and the launch recorded in the course's link.json."""
-        data = data or {}
-        self.check_deployment(data.get(DEPLOYMENT_CLAIM), "this launch", status=403)
-        name = self.get_username(data)
-        roles = [str(r) for r in data.get(ROLES_CLAIM) or []]
-        group = course_role(roles)
+        roles, its name the person's binding, and the launch recorded in the course's link."""
+        launch = read_launch(data or {})
+        self.check_deployment(launch.deployment_id, "this launch", status=403)
+        group = course_role(launch.roles)
         if group is None:
             raise refused(
                 403,
-                f"your LMS roles ({', '.join(roles) or 'none'}) are neither a learner's nor an "
-                f"instructor's or teaching assistant's in this course: ask its instructor",
+                f"your LMS roles ({', '.join(launch.roles) or 'none'}) are neither a learner's nor "
+                "an instructor's or teaching assistant's in this course: ask its instructor",
             )
+        folder = Path(self.lms_folder)
         try:
-            CourseLink.record_launch(Path(self.lms_folder), data, name)
-        except LinkMismatch as other_course:
-            raise refused(403, str(other_course)) from None
+            CourseLink.check_context(folder, launch)
+            name = bind(folder, launch.issuer, launch.sub, self.offered_name(launch), BY_LAUNCH)
+            CourseLink.record_launch(folder, launch, name)
+        except (LinkMismatch, NameTaken) as not_here:
+            raise refused(403, str(not_here)) from None
         prefix = "formgrade" if group == GRADER else "nbgrader"
         return {"name": name, "groups": [f"{prefix}-{self.course_id}"], "auth_state": data}

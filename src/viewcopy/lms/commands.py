@@ -1,7 +1,8 @@
 """`viewcopy lms` and its actions, each declared here with its arguments beside the function it
 runs (cli.py gathers `LMS`): the values to give the LMS (`keys`), the deployments it may launch
-from (`deployment`), the roster from it (`roster`), the scores to it (`push`), or into its own
-gradebook import file (`csv`). Every failure is an `LmsError` that says what to do."""
+from (`deployment`), who each hub name is (`people`), the roster from it (`roster`), the scores
+to it (`push`), or into its own gradebook import file (`csv`). Every failure is an `LmsError`
+that says what to do."""
 
 from __future__ import annotations
 
@@ -159,6 +160,52 @@ ROSTER = Command(
 )
 
 
+def add_people_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("change", nargs="?", default="list", choices=("list", "bind", "release"))
+    parser.add_argument(
+        "who",
+        nargs="*",
+        metavar="ARG",
+        help="bind: the LMS user id (sub) and the hub name; release: the hub name",
+    )
+    parser.add_argument("--course", default=".", help="the nbgrader course folder")
+
+
+def run_people(args: argparse.Namespace) -> str:
+    """List who holds each hub name, or repair one binding (bind SUB NAME, release NAME)."""
+    from viewcopy.lms.link import CourseLink
+    from viewcopy.lms.people import NameTaken, People, change
+
+    folder = lms_folder(Path(args.course))
+    wanted = {"list": 0, "bind": 2, "release": 1}[args.change]
+    if len(args.who) != wanted:
+        usage = {"list": "", "bind": " SUB NAME", "release": " NAME"}[args.change]
+        raise LmsError(f"usage: viewcopy lms people {args.change}{usage} [--course COURSE]")
+    try:
+        if args.change == "bind":
+            link = CourseLink.require(folder, "viewcopy lms people bind")
+            people = change(folder, lambda p: p.rebound(link.issuer, *args.who))
+        elif args.change == "release":
+            people = change(folder, lambda p: p.released(args.who[0]))
+        else:
+            people = People.read(folder)
+    except (NameTaken, ValueError) as exc:
+        raise LmsError(str(exc)) from None
+    lines = [b.describe() for b in sorted(people.bindings, key=lambda b: b.name)]
+    if args.change != "list":
+        lines.append(f"{args.change}: done ({folder / 'people.json'}; from the next launch)")
+    return "\n".join(lines) or "no one has launched the course or been read from its roster yet"
+
+
+PEOPLE = Command(
+    "people",
+    "who each hub name is in the LMS (bound at a person's first launch or roster read): list, "
+    "bind SUB NAME or release NAME to repair one",
+    add_people_arguments,
+    run_people,
+)
+
+
 def add_push_arguments(parser: argparse.ArgumentParser) -> None:
     add_assignment_arguments(parser, graded=True)
 
@@ -216,7 +263,7 @@ CSV = Command(
     add_csv_arguments,
     run_csv,
 )
-ACTIONS = (KEYS, DEPLOYMENT, ROSTER, PUSH, CSV)
+ACTIONS = (KEYS, DEPLOYMENT, PEOPLE, ROSTER, PUSH, CSV)
 """`viewcopy lms`'s actions, in the order its help lists them."""
 
 

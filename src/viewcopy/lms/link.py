@@ -8,27 +8,22 @@ read it.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from viewcopy.files.atomic import write_atomically
+from viewcopy.files.exclusive import exclusively
+from viewcopy.lms.launch_message import LaunchMessage
 from viewcopy.lms.registration import REGISTRATION_FILE, Registration
 from viewcopy.lms.vocabulary import (
-    AGS_CLAIM,
-    CONTEXT_CLAIM,
-    DEPLOYMENT_CLAIM,
-    NRPS_CLAIM,
-    ROLES_CLAIM,
     STUDENT,
     course_role,
 )
 
-LINK_FILE = "link.json"
+LINK_FILE, LOCK_FILE = "link.json", ".link.lock"
 
 
 class NotLinked(ValueError):
@@ -104,19 +99,24 @@ class CourseLink:
         return link
 
     @classmethod
-    def record_launch(cls, folder: Path, id_token: Mapping, hub_name: str) -> CourseLink:
-        """Merge one validated launch's claims into the link and write it atomically.
+    def record_launch(cls, folder: Path, launch: LaunchMessage, hub_name: str) -> CourseLink:
+        """Merge one launch into the link and write it atomically.
 
         The endpoints are the latest launch's (an LMS may move them); the person is recorded
         under their hub name. LinkMismatch for a launch from another issuer or context.
         """
         folder = Path(folder)
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with _locked(folder):
+        with exclusively(folder / LOCK_FILE):  # the hub may record two launches at once
             old = cls.read(folder)
-            new = _merged(old, id_token, hub_name)
+            new = _merged(old, launch, hub_name)
             _write_atomically(folder / LINK_FILE, new.as_dict())
         return new
+
+    @classmethod
+    def check_context(cls, folder: Path, launch: LaunchMessage) -> None:
+        """LinkMismatch where `launch` comes from another LMS course than the linked one."""
+        _same_course(cls.read(folder), launch)
 
     def person(self, hub_name: str) -> Person | None:
         return self.people.get(hub_name)
@@ -161,51 +161,30 @@ class CourseLink:
         )
 
 
-def _merged(old: CourseLink | None, claims: Mapping, hub_name: str) -> CourseLink:
-    context = claims.get(CONTEXT_CLAIM) or {}
-    ags = claims.get(AGS_CLAIM) or {}
-    nrps = claims.get(NRPS_CLAIM) or {}
-    issuer, context_id = str(claims.get("iss") or ""), str(context.get("id") or "")
-    if not issuer or not context_id or not claims.get("sub"):
-        raise ValueError("a launch without iss, sub or a context id cannot link a course")
-    if old is not None and (old.issuer, old.context_id) != (issuer, context_id):
+def _same_course(old: CourseLink | None, launch: LaunchMessage) -> None:
+    if old is not None and (old.issuer, old.context_id) != (launch.issuer, launch.context_id):
         raise LinkMismatch(
-            f"this course is linked to context {old.context_id!r} of {old.issuer}, and this launch "
-            f"comes from context {context_id!r} of {issuer}: one course folder serves one LMS "
-            "course; give the other one its own course folder"
+            f"this course is linked to context {old.context_id!r} of {old.issuer}, and this "
+            f"launch comes from context {launch.context_id!r} of {launch.issuer}: one course "
+            "folder serves one LMS course; give the other one its own course folder"
         )
-    person = Person(
-        sub=str(claims["sub"]),
-        name=str(
-            claims.get("name")
-            or " ".join(str(claims[k]) for k in ("given_name", "family_name") if claims.get(k))
-        ),
-        email=str(claims.get("email") or ""),
-        roles=tuple(str(r) for r in claims.get(ROLES_CLAIM) or ()),
-    )
-    base = old or CourseLink(issuer=issuer, deployment_id="", context_id=context_id)
+
+
+def _merged(old: CourseLink | None, launch: LaunchMessage, hub_name: str) -> CourseLink:
+    _same_course(old, launch)
+    person = Person(launch.sub, launch.name, launch.email, launch.roles)
+    base = old or CourseLink(launch.issuer, deployment_id="", context_id=launch.context_id)
     return replace(
         base,
-        deployment_id=str(claims.get(DEPLOYMENT_CLAIM) or base.deployment_id),
-        context_title=str(context.get("title") or context.get("label") or base.context_title),
-        lineitems=ags.get("lineitems") or base.lineitems,
-        lineitem=ags.get("lineitem") or base.lineitem,
-        scopes=tuple(ags.get("scope") or base.scopes),
-        memberships_url=nrps.get("context_memberships_url") or base.memberships_url,
+        deployment_id=launch.deployment_id,
+        context_title=launch.context_title or base.context_title,
+        lineitems=launch.lineitems or base.lineitems,
+        lineitem=launch.lineitem or base.lineitem,
+        scopes=launch.scopes or base.scopes,
+        memberships_url=launch.memberships_url or base.memberships_url,
         people={**base.people, hub_name: person},
         updated=datetime.now(timezone.utc).isoformat(timespec="seconds"),
     )
-
-
-@contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """One writer of link.json at a time (the hub may record two launches at once)."""
-    with open(folder / ".link.lock", "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _write_atomically(path: Path, data: dict) -> None:

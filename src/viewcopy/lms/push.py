@@ -6,7 +6,9 @@ total at every push (lms.lineitem). Each score is journaled
 "sending" before its POST and "sent" after the LMS's 2xx: a score unchanged since it was sent is
 not sent again, and one left "sending" by a crash or an outage is sent again exactly as it was
 (same timestamp) before anything newer, unless the LMS's results show it holds it already, so
-nothing is lost and nothing is sent twice.
+nothing is lost and nothing is sent twice. A score the LMS refuses as not newer than the one it
+holds (409: Moodle, when a retry or a resend follows a stored score whose answer was lost) is
+judged by its results too: journaled sent where it holds exactly that score, else refused.
 
 Each score carries Canvas's submission extension (a new attempt only for a new hand-in); a
 student with no hand-in gets none; students awaiting hand grading are named, since an LMS that
@@ -29,6 +31,7 @@ from viewcopy.lms.errors import LmsRefused, LmsUnreachable
 from viewcopy.lms.journal import Entry, Journal, now_stamp, unstamped
 from viewcopy.lms.lineitem import find_lineitem, fit_maximum, grade_service
 from viewcopy.lms.link import CourseLink
+from viewcopy.lms.people import People
 from viewcopy.lms.registration import lms_folder
 from viewcopy.lms.roster import RosterSnapshot
 from viewcopy.lms.scores import StudentScore, assignment_scores
@@ -79,7 +82,7 @@ class Pushed:
         if self.confirmed:
             lines.append(
                 f"already held by the LMS (its results say so), {len(self.confirmed)} score"
-                f"{_s(len(self.confirmed))} an earlier push left unanswered: "
+                f"{_s(len(self.confirmed))} whose answer was lost: "
                 f"{', '.join(self.confirmed)}"
             )
         lines += self._awaiting_hand_grading()
@@ -164,7 +167,7 @@ def push(
     try:
         members = _lms_members(connection, link)
         claim = connection.registration.username_claim
-        users = _users(course, link, claim, scores, members, done)
+        users = _users(course, claim, scores, members, done)
         done.lineitem, done.lineitem_how = find_lineitem(ags, link, journal, assignment, maximum)
         done.lineitem_how += fit_maximum(connection, link, done.lineitem, maximum)
         sender = _Sender(ags, connection, journal, done, RESULT_SCOPE in link.scopes)
@@ -180,17 +183,18 @@ def push(
     return done
 
 
-def _users(course, link, claim, scores, members, done: Pushed) -> dict[str, str]:
-    """Gradebook id -> LMS user id: who launched (the link's people), who the roster enrolled,
-    or, where the hub name is the LMS's `sub` itself, the id. A user the LMS's roster does not
-    list (`members`, None where the LMS offers no roster) gets nothing; the others not mapped
-    go into done.unmapped with the fix."""
+def _users(course, claim, scores, members, done: Pushed) -> dict[str, str]:
+    """Gradebook id -> LMS user id: the person bound to that hub name (at a launch, a roster
+    read or by the instructor: lms.people), who the roster enrolled, or, where the hub name is
+    the LMS's `sub` itself, the id. A user the LMS's roster does not list (`members`, None where
+    the LMS offers no roster) gets nothing; the others not mapped go into done.unmapped with
+    the fix."""
     roster = RosterSnapshot.read(lms_folder(course))
+    people = People.read(lms_folder(course))
     users: dict[str, str] = {}
     for score in scores:
         student = score.student_id
-        person = link.person(student)
-        user = person.sub if person is not None else None
+        user = people.sub_of(student)
         if user is None and roster is not None:
             user = roster.user_of(student)
         if user is None and claim == "sub" and roster is None:
@@ -280,7 +284,7 @@ class _Sender:
             self.journal.sent(pending.lineitem, pending.user, pending.student, pending.payload)
             self.done.confirmed.append(pending.student)
             return True
-        if not self._post(pending.student, pending.user, pending.payload, resend=True):
+        if not self._post(pending.student, pending.user, pending.payload):
             return False
         self.done.resent.append(pending.student)
         return True
@@ -299,7 +303,7 @@ class _Sender:
         results = response["body"] or []
         return next((r for r in results if str(r.get("userId")) == user), None)
 
-    def _post(self, student: str, user: str, payload: dict, resend: bool = False) -> bool:
+    def _post(self, student: str, user: str, payload: dict) -> bool:
         """One score POST, journaled around; False when the LMS refused this one score."""
         from pylti1p3.lineitem import LineItem
 
@@ -310,16 +314,29 @@ class _Sender:
         except LmsRefused as refused:
             if refused.status not in REFUSED_ONE:
                 raise
+            if refused.status == 409 and self._holds_already(student, user, payload):
+                return True
             self.journal.refused(lineitem, user, student, payload)
             why = str(refused)
-            if resend and refused.status == 409 and not self.can_read_results:
+            if refused.status == 409 and not self.can_read_results:
                 why += (
-                    f"; the LMS may hold this very score from the earlier push: give the tool "
-                    f"the scope {RESULT_SCOPE} so the push can check what it holds"
+                    f"; the LMS may hold this very score from an earlier try whose answer was "
+                    f"lost: give the tool the scope {RESULT_SCOPE} so the push can check what it "
+                    "holds"
                 )
             self.done.refused[student] = why
             return False
         self.journal.sent(lineitem, user, student, payload)
+        return True
+
+    def _holds_already(self, student: str, user: str, payload: dict) -> bool:
+        """Whether the LMS that refused this score as not newer than its own (409) holds this
+        very score, its results say (an earlier try stored it, its answer lost): then journaled
+        sent and counted confirmed."""
+        if not (self.can_read_results and _holds(self._result(user), payload)):
+            return False
+        self.journal.sent(self.done.lineitem, user, student, payload)
+        self.done.confirmed.append(student)
         return True
 
 

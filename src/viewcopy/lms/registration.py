@@ -21,10 +21,10 @@ def lms_folder(course_root: Path) -> Path:
 
 
 def hub_name(value: str) -> str:
-    """A JupyterHub-safe, stable name for an LMS id, which is also the student's gradebook id:
-    the id itself when it is already lowercase letters, digits, `.`, `_` and `-` (64 at most),
-    else a readable part of it and a hash of the whole (so two ids never share a name:
-    `Ann|42` -> `ann-42-<10 hex>`)."""
+    """The JupyterHub-safe name an LMS id offers (`lms.people` binds it, and keeps it one
+    person's): the id itself when it is already lowercase letters, digits, `.`, `_` and `-` (64
+    at most), else a readable part of it and a hash of the whole (`Ann|42` -> `ann-42-<10 hex>`,
+    `ann ` -> `ann-<10 hex>`)."""
     if SAFE_NAME.fullmatch(value):
         return value
     readable = re.sub(r"[^a-z0-9._-]+", "-", value.lower()).strip("-._")[:40] or "lms"
@@ -105,17 +105,18 @@ class Registration:
         """This registration, also accepting `deployment_ids` (kept in the order added)."""
         return replace(self, deployment_ids=_unique((*self.deployment_ids, *deployment_ids)))
 
-    def check_deployment(self, deployment_id: object, course: Path, what: str) -> None:
-        """UnknownDeployment, naming the deployment and the command that adds it, when `what`
-        (a launch, the course's link) comes from a deployment this registration lacks."""
+    def check_deployment(self, deployment_id: object, course: Path | None, what: str) -> None:
+        """UnknownDeployment, naming the deployment and the command that adds it (with the
+        `course` folder, where given), when `what` (a launch, the course's link) comes from a
+        deployment this registration lacks."""
         if deployment_id in self.deployment_ids:
             return
+        where = f" --course {course}`" if course is not None else "` in the course's folder"
         raise UnknownDeployment(
             f"{what} comes from deployment {deployment_id!r} of {self.issuer}, and this course "
             f"is registered for deployment(s) {', '.join(map(repr, self.deployment_ids))} only: "
             "if the LMS made that deployment for this tool (Canvas makes one per course-level "
-            f"install), add it with `viewcopy lms deployment add {deployment_id} --course "
-            f"{course}`"
+            f"install), add it with `viewcopy lms deployment add {deployment_id}{where}"
         )
 
 

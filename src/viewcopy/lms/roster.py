@@ -21,7 +21,8 @@ from viewcopy.files.atomic import write_atomically
 from viewcopy.lms.connection import DEFAULT_RETRIES, Retries
 from viewcopy.lms.errors import LmsError
 from viewcopy.lms.link import CourseLink
-from viewcopy.lms.registration import hub_name, lms_folder
+from viewcopy.lms.people import BY_ROSTER, People, change
+from viewcopy.lms.registration import lms_folder
 from viewcopy.lms.vocabulary import STUDENT, course_role
 
 ROSTER_FILE = "roster.json"
@@ -124,23 +125,41 @@ def roster(
     )
     members = service.get_members()
     before = RosterSnapshot.read(folder)
-    changes, snapshot = _enrol(course, members, MEMBER_FIELD[claim], before)
+    changes, learners = RosterChanges(), []
+    for member in members:
+        if course_role(member.get("roles") or ()) != STUDENT:
+            changes.staff += 1
+        elif not str(member.get(MEMBER_FIELD[claim]) or "").strip():
+            changes.unnamed.append(member.get("name") or member.get("user_id", "?"))
+        else:
+            learners.append(member)
+    names = _names_of(folder, link.issuer, learners, MEMBER_FIELD[claim])
+    snapshot = _enrol(course, learners, names, before, changes)
     snapshot.write(folder)
     return changes
 
 
-def _enrol(course: Path, members, id_field: str, before: RosterSnapshot | None):
+def _names_of(folder: Path, issuer: str, learners: list, id_field: str) -> dict[str, str]:
+    """LMS user id -> hub name of each learner: their binding, made now for one who has none
+    (the name their first launch would have offered), so roster and launch agree."""
 
-    changes, listed = RosterChanges(), {}
-    for member in members:
-        if course_role(member.get("roles") or ()) != STUDENT:
-            changes.staff += 1
-            continue
-        raw = str(member.get(id_field) or "").strip()
-        if not raw:
-            changes.unnamed.append(member.get("name") or member.get("user_id", "?"))
-            continue
-        listed[hub_name(raw)] = {
+    def bound(people: People) -> People:
+        for member in learners:
+            people = people.bound(issuer, str(member["user_id"]), str(member[id_field]), BY_ROSTER)
+        return people
+
+    people = change(folder, bound)
+    return {str(m["user_id"]): people.of(issuer, str(m["user_id"])).name for m in learners}
+
+
+def _enrol(
+    course: Path, learners, names, before: RosterSnapshot | None, changes: RosterChanges
+) -> RosterSnapshot:
+    """Each learner enrolled (or brought up to date) under their hub name, the dropped kept;
+    `changes` says what changed; the roster as read now."""
+    listed = {}
+    for member in learners:
+        listed[names[str(member["user_id"])]] = {
             "user_id": str(member["user_id"]),
             "name": member.get("name") or "",
             "given_name": member.get("given_name") or "",
@@ -167,7 +186,7 @@ def _enrol(course: Path, members, id_field: str, before: RosterSnapshot | None):
                 changes.outside.append(student_id)
     gone = {s: {**m, "status": "Gone"} for s, m in (before.members if before else {}).items()}
     read_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    return changes, RosterSnapshot(read_at, {**gone, **listed})
+    return RosterSnapshot(read_at, {**gone, **listed})
 
 
 def _enrol_one(gradebook, student, student_id: str, member: dict, changes: RosterChanges) -> None:
