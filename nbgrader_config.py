@@ -14,13 +14,13 @@ from nbgrader.preprocessors import (
     IgnorePattern,
     LimitOutput,
     OverwriteKernelspec,
-    SaveAutoGrades,
 )
 
 from viewcopy.plugins import (  # the one path a course config names
     CapOutputs,
     HideHiddenTests,
     KeepHandedInLock,
+    KeepHandGrades,
     KeepStudentMeasurements,
     PartsWithScores,
     PlaceHandedInLock,
@@ -74,8 +74,11 @@ c.Autograde.sanitize_preprocessors = [
 # After the notebook runs, the grader recomputes every check cell's credit in its own process from
 # the inputs the cell recorded, against truth it measures itself (viewcopy/trusted.py): a notebook
 # that patches torch, print, the display or viewcopy changes nothing. Outputs past 2 MB are cut.
-# Once the scores are saved, what formgrader will show is sanitized (viewcopy/plugins/sanitize.py):
-# no script, event handler or remote resource a hand-in holds runs in the instructor's browser.
+# The scores are saved as nbgrader's SaveAutoGrades saves them, except that a written answer graded
+# by hand keeps its grade through a regrade while its text is unchanged (viewcopy/plugins/
+# hand_grades.py). Once saved, what formgrader will show is sanitized (viewcopy/plugins/
+# sanitize.py): no script, event handler or remote resource a hand-in holds runs in the
+# instructor's browser.
 c.Autograde.autograde_preprocessors = [
     PlaceHandedInLock,
     PredictionScoring,
@@ -86,7 +89,7 @@ c.Autograde.autograde_preprocessors = [
     IgnorePattern,
     ClearMetadataPreprocessor,
     LimitOutput,
-    SaveAutoGrades,
+    KeepHandGrades,
     AssignLatePenalties,
     SanitizeForInstructor,
     CheckCellMetadata,

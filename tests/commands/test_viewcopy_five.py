@@ -5,10 +5,15 @@ feedback, never over a formgrader change; bad rows and bad arguments each one cl
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import hashlib
 import json
+import queue
 import re
+import subprocess
+import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -110,6 +115,84 @@ def test_a_grade_changed_in_formgrader_wins_over_a_later_apply(course, capsys):
     now = manual(course, 23)
     assert now["memoriser"] == (1.0, "see me")
     assert all(now[s] == (1.5, "mostly") for s in group.students if s != "memoriser")
+
+
+TEACHING_ASSISTANT = """
+import sys
+from nbgrader.api import Gradebook
+url, course_id, notebook, assignment, student, cell, score = sys.argv[1:]
+print("ready", flush=True)
+sys.stdin.readline()
+with Gradebook(url, course_id) as gradebook:  # what formgrader's grade handler runs
+    grade = gradebook.find_grade(cell, notebook, assignment, student)
+    grade = gradebook.find_grade_by_id(grade.id)
+    grade.manual_score = float(score)
+    grade.needs_manual_grade = False
+    gradebook.db.commit()
+print("saved", flush=True)
+"""
+
+
+def test_a_grade_formgrader_saves_while_the_five_apply_is_never_overwritten(course, monkeypatch):
+    """A teaching assistant saves a grade (another process, as formgrader's handler writes it)
+    after the apply has read the group's grades and before it writes them: the apply holds the
+    gradebook from its first read, so the assistant's save waits and lands after it."""
+    import viewcopy.five.grades as grades
+
+    group = group_of(five(course), 22, "perfect")
+    student = next(s for s in group.students if s != "perfect")
+    argv = [f"sqlite:///{course / 'gradebook.db'}", COURSE_ID, NOTEBOOK_ID, ASSIGNMENT, student]
+    assistant = subprocess.Popen(
+        [sys.executable, "-c", TEACHING_ASSISTANT, *argv, "answer_22", "0.5"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    said: queue.Queue[str] = queue.Queue()
+    threading.Thread(
+        target=lambda: [said.put(line) for line in assistant.stdout], daemon=True
+    ).start()
+    assert said.get(timeout=60) == "ready\n"
+    reading, asked = grades.answer_cell, []
+
+    def assistant_saves_meanwhile(item: int) -> str:
+        if not asked:  # the apply's first read: the assistant saves now
+            asked.append(item)
+            assistant.stdin.write("go\n")
+            assistant.stdin.flush()
+            with contextlib.suppress(queue.Empty):  # saved at once unless the gradebook is held
+                asked.append(said.get(timeout=3))
+        return reading(item)
+
+    monkeypatch.setattr(grades, "answer_cell", assistant_saves_meanwhile)
+    rows = write_grades(course / "grades.csv", [(22, group.group, 2, "right")])
+    assert cli.main(["five", "--course", str(course), "--apply", str(rows)]) == 0
+    assert len(asked) == 1  # the save waited for the apply to end
+    assert said.get(timeout=30) == "saved\n" and assistant.wait(timeout=30) == 0
+    now = manual(course, 22)
+    assert now[student][0] == 0.5  # the assistant's, saved last
+    assert all(now[s][0] == 2 for s in group.students if s != student)
+
+
+def test_a_hand_in_replaced_as_the_five_read_is_named_as_skipped(course, monkeypatch, capsys):
+    """A regrade replaces a hand-in's autograded folder between the five's listing and its read:
+    the others are grouped and applied, that one named."""
+    import viewcopy.five.questions as questions
+
+    listed = questions.graded_notebooks(course, ASSIGNMENT)
+    moved = listed["typical"]
+    moved.rename(moved.with_suffix(".replaced"))
+    monkeypatch.setattr(questions, "graded_notebooks", lambda *_: listed)
+    (question,) = five(course, questions=[21])
+    assert question.skipped == ("typical",)
+    assert {s for g in question.groups for s in g.students} == set(listed) - {"typical"}
+    assert cli.main(["five", "--course", str(course), "--question", "21"]) == 0
+    assert "skipped, being regraded as this ran" in capsys.readouterr().out
+    group = group_of([question], 21, "perfect")
+    rows = write_grades(course / "grades.csv", [(21, group.group, 2, "right")])
+    assert cli.main(["five", "--course", str(course), "--apply", str(rows)]) == 0
+    said = capsys.readouterr().out
+    assert f"{group.size} answer grades written" in said and "typical" in said
 
 
 def test_bad_rows_are_all_named_and_nothing_is_written(course, capsys):

@@ -17,9 +17,9 @@ import pytest
 from support.hostile_corpus import HONEST_COPIES, LIMIT_S
 from support.regrading import HONEST, KILLS_KERNEL, grades, regraded_copy
 
-from viewcopy.course.assignment import ASSIGNMENT, read_grades
+from viewcopy.course.assignment import ASSIGNMENT, read_grades, waiting_url
 from viewcopy.grading.grade import FAILED, GRADED, SKIPPED, grade, up_to_date
-from viewcopy.grading.worker import failure_reason, waiting_url
+from viewcopy.grading.worker import failure_reason
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
 

@@ -117,6 +117,14 @@ def course_gradebook(course: Path, url: str | None = None):
     return Gradebook(url or gradebook_url(course), course_id(course))
 
 
+def waiting_url(url: str, busy_timeout: int = 300) -> str:
+    """Writers share one SQLite gradebook (grading workers, formgrader, `viewcopy five
+    --apply`): wait for its lock instead of failing after 5 s."""
+    if url.startswith("sqlite:///") and "?" not in url:
+        return f"{url}?timeout={busy_timeout}"
+    return url
+
+
 def sqlite_file(url: str) -> Path | None:
     """The file of a `sqlite:///` gradebook URL (query dropped), None for a server database."""
     if not url.startswith("sqlite:///"):

@@ -70,3 +70,12 @@ def publish_folder(staged: Path | str, folder: Path | str) -> Path:
     os.rename(staged, folder)
     _sync_folder(folder.parent)
     return folder
+
+
+def replace_folder(staged: Path | str, folder: Path | str, aside: Path | str) -> Path:
+    """Put the whole folder `staged` in `folder`'s place: an existing `folder` is first renamed
+    to `aside` (a reader between the two renames, for microseconds, finds none), then `staged`
+    published there; `aside` is the caller's to remove."""
+    with contextlib.suppress(FileNotFoundError):
+        os.rename(folder, aside)
+    return publish_folder(staged, folder)

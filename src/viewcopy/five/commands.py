@@ -35,14 +35,16 @@ def add_five_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_five(args: argparse.Namespace) -> str:
     from viewcopy.five.grades import GradesFileError, apply_grades, check_rows, read_rows
-    from viewcopy.five.questions import FiveError, as_json, as_table, five
+    from viewcopy.five.questions import FiveError, as_json, as_table, five, skipped_line
 
     course = Path(args.course)
     try:
         questions = five(course, args.assignment, args.question, args.threshold)
         if args.apply:
             grades = check_rows(read_rows(Path(args.apply)), questions)
-            return apply_grades(course, grades, args.assignment).sentence()
+            said = apply_grades(course, grades, args.assignment).sentence()
+            skipped = questions[0].skipped if questions else ()
+            return f"{said}\n{skipped_line(skipped)}" if skipped else said
     except (FiveError, GradesFileError) as exc:
         raise UsageError(str(exc)) from None
     return as_json(questions) if args.format == "json" else as_table(questions)

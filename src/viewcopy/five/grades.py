@@ -18,12 +18,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK_ID, course_gradebook
+from viewcopy.course.assignment import (
+    ASSIGNMENT,
+    NOTEBOOK_ID,
+    course_gradebook,
+    gradebook_url,
+    waiting_url,
+)
 from viewcopy.files.atomic import write_atomically
 from viewcopy.five.questions import CourseQuestion, answer_cell
 
 COLUMNS = ("question", "group", "score", "comment")
 LEDGER = "five_applied.json"
+WAIT_S = 60
+"""How long an apply waits for the gradebook a regrade or formgrader is writing (SQLite)."""
 
 
 class GradesFileError(ValueError):
@@ -147,14 +155,17 @@ def _write_ledger(path: Path, ledger: Mapping) -> None:
 def apply_grades(
     course: Path, grades: Sequence[GroupGrade], assignment: str = ASSIGNMENT
 ) -> Applied:
-    """Write each group's score and comment as its members' manual grade of `answer_N`, in one
-    transaction; grades set in formgrader (not by an earlier apply) are kept."""
+    """Write each group's score and comment as its members' manual grade of `answer_N`, read
+    and written in one transaction that holds the gradebook's write lock from its first read (a
+    grade formgrader saves meanwhile waits, then lands over this one, never under it); grades set
+    in formgrader (not by an earlier apply) are kept."""
     from nbgrader.api import MissingEntry
 
     ledger_file = ledger_path(course, assignment)
     ledger = _read_ledger(ledger_file)
     applied = Applied()
-    with course_gradebook(course) as gradebook:
+    with course_gradebook(course, waiting_url(gradebook_url(course), WAIT_S)) as gradebook:
+        hold_for_writing(gradebook)
         rows = []
         for grade in grades:
             for student in grade.students:
@@ -165,6 +176,7 @@ def apply_grades(
                         gradebook.find_comment(cell, NOTEBOOK_ID, assignment, student),
                     )
                 except MissingEntry:
+                    gradebook.db.rollback()
                     raise GradesFileError(
                         f"{student} has no graded {cell} in the gradebook (autograde "
                         f"{assignment} again); nothing written"
@@ -191,3 +203,18 @@ def apply_grades(
             raise
     _write_ledger(ledger_file, ledger)
     return applied
+
+
+def hold_for_writing(gradebook) -> None:
+    """Open the gradebook session's transaction with its write lock taken, so what it reads stays
+    true until it commits: SQLite's `BEGIN IMMEDIATE`, PostgreSQL's lock on the grade and comment
+    tables (other writers wait; readers do not)."""
+    from sqlalchemy import text
+
+    session = gradebook.db
+    session.commit()  # nothing pending: the lock opens the transaction
+    dialect = session.get_bind().dialect.name
+    if dialect == "sqlite":
+        session.execute(text("BEGIN IMMEDIATE"))
+    elif dialect == "postgresql":
+        session.execute(text("LOCK TABLE grade, comment IN SHARE ROW EXCLUSIVE MODE"))

@@ -62,6 +62,8 @@ class CourseQuestion:
     groups: tuple[AnswerGroup, ...]
     specific: Mapping[str, bool]
     """Student -> did the specificity check give credit."""
+    skipped: tuple[str, ...] = ()
+    """Graded hand-ins whose notebook could not be read now (a regrade was replacing it)."""
 
     def specific_share(self, group: AnswerGroup) -> str:
         return f"{sum(self.specific.get(s, False) for s in group.students)}/{group.size}"
@@ -146,7 +148,8 @@ def five(
     threshold: float = DEFAULT_THRESHOLD,
 ) -> list[CourseQuestion]:
     """The answer groups of each question in `questions` (default: every one the master asks),
-    for every autograded hand-in."""
+    for every autograded hand-in it can read (a regrade may be replacing one: it is named in
+    each question's `skipped`)."""
     course = Path(course).resolve()
     notebooks = graded_notebooks(course, assignment)
     if not notebooks:
@@ -163,7 +166,12 @@ def five(
             f"question {unknown[0]} is not one of this course's questions ({known}: the graded "
             "answer_N cells of its master)"
         )
-    read = {s: nbformat.read(path, as_version=4) for s, path in notebooks.items()}
+    read, skipped = {}, []
+    for student, path in notebooks.items():
+        try:
+            read[student] = nbformat.read(path, as_version=4)
+        except FileNotFoundError:  # a regrade replacing it this very moment
+            skipped.append(student)
     grades = read_grades(course, assignment)
     out = []
     for item in items:
@@ -173,7 +181,13 @@ def five(
         question = asked[item]
         out.append(
             CourseQuestion(
-                item, question.text, question.rubric, question.max_score, groups, specific
+                item,
+                question.text,
+                question.rubric,
+                question.max_score,
+                groups,
+                specific,
+                tuple(skipped),
             )
         )
     return out
@@ -236,7 +250,16 @@ def as_table(questions: Sequence[CourseQuestion]) -> str:
                 f"{q.specific_share(g)}\n{members}\n{said}"
             )
         out.append("")
+    if questions and questions[0].skipped:
+        out.append(skipped_line(questions[0].skipped))
     return "\n".join(out).rstrip() + "\n"
+
+
+def skipped_line(students: Sequence[str]) -> str:
+    return (
+        f"skipped, being regraded as this ran (run again once the regrade ends): "
+        f"{', '.join(students)}"
+    )
 
 
 def as_json(questions: Sequence[CourseQuestion]) -> str:

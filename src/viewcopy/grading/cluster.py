@@ -21,7 +21,12 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 
-from viewcopy.course.assignment import course_config, gradebook_url, submission_folder
+from viewcopy.course.assignment import (
+    course_config,
+    gradebook_url,
+    submission_folder,
+    waiting_url,
+)
 from viewcopy.course.autograde_rows import record_autograde
 from viewcopy.course.gradebook_rows import AssignmentNotInGradebook, AssignmentRows, export_rows
 from viewcopy.course.settings import CourseSettings, course_settings
@@ -33,13 +38,15 @@ from viewcopy.grading.record import (
     INTERRUPTED,
     GradeError,
     HandInOutcome,
+    autograded_root,
+    begin,
     discard_partial,
     publish,
     staged_folder,
 )
 from viewcopy.grading.remote import grade_hand_in, inspect_worker
 from viewcopy.grading.task import CourseParcel, GradedParcel, HandInParcel, pack, unpack
-from viewcopy.grading.worker import waiting_url
+from viewcopy.plugins.hand_grades import keep_hand_grades
 from viewcopy.sandbox.limits import Limits
 from viewcopy.sandbox.warm_kernels import how_kernels_start
 
@@ -57,6 +64,7 @@ class ClusterPool:
         self.course, self.assignment, self.address = run.course, run.assignment, run.cluster
         self.logs, self.devices = run.logs, run.devices
         self.config = course_config(self.course)
+        keep_hand_grades(self.config, graded_before=autograded_root(self.course))
         self.url, self.rows = self._gradebook_rows()
         self.pending: dict = {}
         """Each task in flight (a Dask future) -> its student."""
@@ -222,8 +230,8 @@ class ClusterPool:
         return self._write(returned)
 
     def _write(self, returned: GradedParcel) -> HandInOutcome:
-        """What nbgrader autograde writes, from what came back: the old folder removed, the rows,
-        then the folder."""
+        """What nbgrader autograde writes, from what came back: the hand-in marked in flight, the
+        rows, then the folder in place of its last grading."""
         import nbformat
 
         graded = returned.graded
@@ -237,7 +245,7 @@ class ClusterPool:
             for nb in self.rows.notebooks
             if graded.success and f"{nb.name}.ipynb" in returned.files
         }
-        discard_partial(self.course, self.assignment, student_id)
+        begin(self.course, self.assignment, student_id)
         try:
             record_autograde(
                 self.url,
@@ -249,11 +257,13 @@ class ClusterPool:
                 notebooks,
             )
         except Exception as exc:
+            discard_partial(self.course, self.assignment, student_id)
             reason = f"graded, but the gradebook could not be written: {exc!r}"
             return HandInOutcome(
                 student_id, FAILED, graded.seconds, reason, devices, returned.worker
             )
         if not graded.success:
+            discard_partial(self.course, self.assignment, student_id)
             return HandInOutcome(
                 student_id, FAILED, graded.seconds, graded.reason, devices, returned.worker
             )

@@ -53,8 +53,9 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_grade(args: argparse.Namespace) -> str:
+    from viewcopy.course.hand_grades import hand_grades
     from viewcopy.grading.grade import SANDBOXED, grade
-    from viewcopy.grading.record import FAILED, outcomes_summary, record_path
+    from viewcopy.grading.record import FAILED, GRADED, outcomes_summary, record_path
 
     outcomes = grade(
         Path(args.course),
@@ -70,7 +71,10 @@ def run_grade(args: argparse.Namespace) -> str:
         devices=args.devices,
     )
     record = record_path(Path(args.course).resolve(), args.assignment)
-    text = f"{outcomes_summary(outcomes)}\nrecord: {record} (nbgrader's log per student beside it)"
+    graded = [o.student_id for o in outcomes if o.status == GRADED]
+    kept = hand_grades(Path(args.course), args.assignment, graded).sentence()
+    text = "\n".join(filter(None, (outcomes_summary(outcomes), kept)))
+    text += f"\nrecord: {record} (nbgrader's log per student beside it)"
     if any(o.status == FAILED for o in outcomes):
         raise SubmissionsFailed(text)
     return text

@@ -50,6 +50,7 @@ from viewcopy.grading.record import (
     HandInOutcome,
     autograded_folder,
     discard_partial,
+    in_flight_when_stopped,
     record_path,
     write_record,
 )
@@ -101,10 +102,10 @@ def _timestamp(folder: Path) -> datetime | None:
 
 def up_to_date(course: Path, assignment: str, student_id: str) -> bool:
     """nbgrader's rule: graded already, and the submission is not newer than that grading. An
-    autograded folder is only ever a whole grading (worker.grade_one), so one that a crash
-    interrupted is graded again."""
+    autograded folder is only ever a whole grading (worker.grade_one), and a hand-in whose
+    grading a crash interrupted is graded again."""
     graded = autograded_folder(course, assignment, student_id)
-    if not graded.is_dir():
+    if not graded.is_dir() or in_flight_when_stopped(course, assignment, student_id):
         return False
     new, old = _timestamp(course / "submitted" / student_id / assignment), _timestamp(graded)
     return not (new is not None and old is not None and new > old)

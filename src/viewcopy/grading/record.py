@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from viewcopy.engine.version import package_version
-from viewcopy.files.atomic import publish_folder, write_atomically
+from viewcopy.files.atomic import replace_folder, write_atomically
 
 GRADED, FAILED, SKIPPED, INTERRUPTED = "graded", "failed", "skipped", "interrupted"
 NOT_GRADED = (FAILED, INTERRUPTED)
@@ -55,29 +55,55 @@ def in_flight(assignment: str) -> str:
     return f"grade_logs/{assignment}/in_flight"
 
 
+def autograded_root(course: Path) -> Path:
+    """Where nbgrader keeps a course's autograded folders: each hand-in's last whole grading."""
+    return course / "autograded"
+
+
 def autograded_folder(course: Path, assignment: str, student_id: str) -> Path:
     """Where nbgrader keeps a hand-in's autograded folder in a course."""
-    return course / "autograded" / student_id / assignment
+    return autograded_root(course) / student_id / assignment
+
+
+def grading_mark(course: Path, assignment: str, student_id: str) -> Path:
+    """The hand-in's folder in the in-flight area: there while it is being graded, so a run
+    stopped before its end leaves it to the next run to grade."""
+    return course / in_flight(assignment) / student_id
 
 
 def staged_folder(course: Path, assignment: str, student_id: str) -> Path:
-    return course / in_flight(assignment) / student_id / assignment
+    return grading_mark(course, assignment, student_id) / assignment
+
+
+def begin(course: Path, assignment: str, student_id: str) -> None:
+    """Before grading a hand-in: it is marked in flight (nothing half-written of an earlier try
+    kept), and its last whole grading stays in autograded/ until the new one replaces it, for
+    formgrader, `viewcopy five` and the hand grades kept (plugins.hand_grades) to read."""
+    mark = grading_mark(course, assignment, student_id)
+    shutil.rmtree(mark, ignore_errors=True)
+    mark.mkdir(parents=True)
+
+
+def in_flight_when_stopped(course: Path, assignment: str, student_id: str) -> bool:
+    """Whether a grading of the hand-in began and never ended (the run was killed)."""
+    return grading_mark(course, assignment, student_id).is_dir()
 
 
 def discard_partial(course: Path, assignment: str, student_id: str) -> None:
-    """Before grading, and after a failure: the hand-in counts as ungraded, and nothing
-    half-written of it stays."""
+    """After a failure: the hand-in counts as ungraded, and nothing half-written of it stays."""
     shutil.rmtree(autograded_folder(course, assignment, student_id), ignore_errors=True)
-    shutil.rmtree(staged_folder(course, assignment, student_id), ignore_errors=True)
+    shutil.rmtree(grading_mark(course, assignment, student_id), ignore_errors=True)
 
 
 def publish(course: Path, assignment: str, student_id: str) -> None:
-    """Move a hand-in's graded folder into autograded/ in one rename: the last step of its
-    grading, after its gradebook rows, so an autograded folder is always a whole grading."""
+    """Move a hand-in's graded folder into autograded/ in place of its last grading, each in one
+    rename: the last step of its grading, after its gradebook rows, so an autograded folder is
+    always a whole grading (a reader between the two renames finds none, for microseconds)."""
     folder = autograded_folder(course, assignment, student_id)
+    mark = grading_mark(course, assignment, student_id)
     folder.parent.mkdir(parents=True, exist_ok=True)
-    shutil.rmtree(folder, ignore_errors=True)
-    publish_folder(staged_folder(course, assignment, student_id), folder)
+    replace_folder(staged_folder(course, assignment, student_id), folder, mark / ".replaced")
+    shutil.rmtree(mark, ignore_errors=True)
 
 
 def write_record(path: Path, outcomes: Iterable[HandInOutcome]) -> None:

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from viewcopy.course.assignment import LAB_IMPORTS, course_config
+from viewcopy.course.assignment import LAB_IMPORTS, course_config, waiting_url
 from viewcopy.engine.devices import available_devices
-from viewcopy.grading.record import discard_partial, in_flight, publish
+from viewcopy.grading.record import begin, discard_partial, in_flight, publish
 from viewcopy.sandbox import warm_kernels
 from viewcopy.sandbox.limits import Limits
 
@@ -53,13 +53,6 @@ class Graded:
     """The devices the grading process had: the hidden tests ran on each."""
     kernels: tuple[int, int] = (0, 0)
     """How many of its kernels started warm (forked) and fresh."""
-
-
-def waiting_url(url: str, busy_timeout: int = 300) -> str:
-    """Workers share one SQLite gradebook: wait for its lock instead of failing after 5 s."""
-    if url.startswith("sqlite:///") and "?" not in url:
-        return f"{url}?timeout={busy_timeout}"
-    return url
 
 
 def failure_reason(text: str) -> str:
@@ -124,10 +117,13 @@ def load_api(
     """nbgrader's API over the course, configured as `nbgrader` run in `course` would be; with
     `limits`, every kernel runs in the sandbox under them; with `db_url`, on that gradebook; with
     `autograded`, writing autograded folders there (a folder relative to the course); with
-    `cell_s`, each cell may run that many seconds (nbgrader's Execute.timeout)."""
+    `cell_s`, each cell may run that many seconds (nbgrader's Execute.timeout). A hand grade of
+    an answer unchanged since its last whole grading stays given (plugins.hand_grades)."""
     from nbgrader.apps import NbGraderAPI, NbGraderApp
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.nbgraderformat import common
+
+    from viewcopy.plugins.hand_grades import keep_hand_grades
 
     common.jsonschema = _CheckedSchemas()
 
@@ -140,6 +136,7 @@ def load_api(
         config.CourseDirectory.autograded_directory = autograded
     if cell_s is not None:
         config.Execute.timeout = cell_s
+    keep_hand_grades(config, graded_before=Path(course) / "autograded")
     if limits is not None:
         from viewcopy.plugins.sandboxed_kernel import sandbox_config
 
@@ -204,11 +201,11 @@ def _watch(grader) -> None:
 
 
 def grade_one(api, course: Path, assignment: str, student_id: str) -> dict:
-    """nbgrader's autograde of one hand-in, whole or not at all: its autograded folder goes first
-    (until the end it counts as ungraded), the new one is written in the in-flight folder and
-    moved into autograded/ once nbgrader has finished with it and its gradebook rows (a failed
-    one leaves nothing, as nbgrader's own autograde)."""
-    discard_partial(course, assignment, student_id)
+    """nbgrader's autograde of one hand-in, whole or not at all: marked in flight until the end
+    (its last grading stays in autograded/ meanwhile), the new one is written in the in-flight
+    folder and moved into autograded/ once nbgrader has finished with it and its gradebook rows
+    (a failed one leaves nothing, as nbgrader's own autograde)."""
+    begin(course, assignment, student_id)
     result = api.autograde(assignment, student_id, force=True, create=True)
     if result["success"]:
         publish(course, assignment, student_id)

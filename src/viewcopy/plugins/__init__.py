@@ -1,6 +1,6 @@
 """nbgrader plug-ins: the grader's own verdict, restored cells, feedback, the output cap, the lock a
 notebook carries, the student's own measurements kept, the scoring policy, answer lines,
-sanitizing, and the sandboxed kernel.
+sanitizing, hand grades kept through a regrade, and the sandboxed kernel.
 
 This package is the one path a course's `nbgrader_config.py` names
 (`from viewcopy.plugins import TrustedCredit, ...`). Each plug-in is imported from its module the
@@ -15,6 +15,7 @@ from viewcopy.engine.version import lazy_names
 HOMES = {
     "CapOutputs": "output_cap",
     "HideHiddenTests": "feedback",
+    "KeepHandGrades": "hand_grades",
     "KeepHandedInLock": "handed_in_lock",
     "KeepStudentMeasurements": "student_measurements",
     "PartsWithScores": "feedback",
