@@ -127,8 +127,8 @@ class Pushed:
         if not waiting:
             return []
         finish = (
-            "grade answers 21-25 in formgrader (`nbgrader formgrader`), then "
-            f"`viewcopy lms push {self.assignment}` again"
+            "grade answers 21-25 in formgrader (`jupyter lab --LabApp.default_url=/formgrader` "
+            f"in the course folder), then `viewcopy lms push {self.assignment}` again"
         )
         if self.partial_as_final:
             return [
