@@ -40,6 +40,21 @@ def test_every_student_gets_exactly_what_the_profile_must_get(cycle):
         assert result.scores == pytest.approx(expected), student_id
 
 
+def test_a_twenty_never_locked_earns_nothing_for_rules_after_and_its_feedback_says_why(cycle):
+    """`never_locked` is all right but never ran its notebook: no miss needed a rule, and its
+    rules after used to earn 2/2 (the grader's recomputation). A twenty not locked before the
+    reveal has no locked misses to write rules for."""
+    course, results = cycle
+    never = results["never_locked"]
+    assert never.max_scores["check_rules_after"] == 2
+    assert never.scores["score_predictions"] == never.scores["check_rules_after"] == 0
+    page = course / "feedback" / "never_locked" / ASSIGNMENT / "view_or_copy.html"
+    assert "your PREDICTIONS were never locked before the reveal, so there were no locked" in (
+        page.read_text(encoding="utf-8")
+    )
+    assert results["perfect"].scores["check_rules_after"] == 2
+
+
 def test_a_hand_in_of_the_0_1_0_release_grades_as_the_current_release_does(cycle):
     _, results = cycle
     old, today = dict(results["release_0_1_0"].scores), dict(results["perfect"].scores)

@@ -44,8 +44,9 @@ from viewcopy.course.handin import (
     read_predictions,
 )
 from viewcopy.demo.answers import RIGHT
-from viewcopy.demo.synthetic import Student, fill, predictions_source
+from viewcopy.demo.synthetic import Student, fill, predictions_source, wrong_on
 from viewcopy.exercise import catalogue
+from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.predictions import TWENTY as TWENTY_PART
 from viewcopy.exercise.predictions import parse_predictions
 from viewcopy.instructor.master import measured_predictions
@@ -56,6 +57,7 @@ from viewcopy.notebook.cases import Case, CaseResult, run_case
 from viewcopy.notebook.miss_lines import Miss, miss_line, parse_misses, total_line
 from viewcopy.report.build import build_report
 from viewcopy.report.files import FIGURES, write_report
+from viewcopy.report.numbers import RulesHeld
 from viewcopy.report.rows import rows
 from viewcopy.report.summary import terminal_summary
 
@@ -213,6 +215,30 @@ def test_each_lock_state_from_hand_made_folders(tmp_path):
     assert (unreadable.lock, unreadable.submitted) == (UNREADABLE, None)
     assert "predictions unreadable" in unreadable.problem
     assert read_handin(hand_in(tmp_path / "h", None, None), "h").lock == NO_SUBMISSION
+
+
+def test_the_report_counts_rules_after_only_for_a_twenty_locked_before_the_reveal(tmp_path):
+    """A miss with a rule after, in a sheet locked and unchanged, never locked, or changed after
+    its lock: only the locked sheet's rule counts (as the rules-after check credits it); an
+    unlocked sheet has no locked misses to write rules for."""
+    right = measured_predictions()
+    item = catalogue.OPS[0].item
+    missed = wrong_on((item,), right, measured_truth())
+    rules = f"RULES_AFTER = {{{item}: 'the strides decide it'}}\n"
+    submitted = tmp_path / "submitted"
+    for student, lock in (("locked", missed), ("never", None), ("changed", right)):
+        folder = hand_in(submitted / student / "view_or_copy", predictions_source(missed), lock)
+        notebook = nbformat.read(folder / NOTEBOOK, as_version=4)
+        fill(notebook, {"rules_after": rules})
+        nbformat.write(notebook, folder / NOTEBOOK)
+    by_student = {s.student: s for s in build_report(tmp_path).students}
+    assert [by_student[s].lock for s in ("locked", "never", "changed")] == [
+        LOCKED,
+        NEVER_LOCKED,
+        CHANGED,
+    ]
+    assert by_student["locked"].rules == {catalogue.OPS[0].family: RulesHeld(1)}
+    assert by_student["never"].rules == {} and by_student["changed"].rules == {}
 
 
 def test_a_course_without_gradebook_or_autograded_notebooks_is_reported_not_a_crash(tmp_path):

@@ -125,11 +125,16 @@ def test_rules_after_counts_real_rules_for_each_miss(workdir, table, capsys):
     assert TRUTH_FIRST in capsys.readouterr().out  # the kernel before the reveal
     grader = CheckContext.grader(local_lock(workdir), workdir)
     assert checks.rules_after_credit(predictions, rules, points=2, context=grader) == 0
-    out = capsys.readouterr().out  # no lock: nothing drawn
+    assert "PREDICTIONS were never locked" in capsys.readouterr().out  # no locked misses
+    viewcopy.lock(predictions)
+    assert checks.rules_after_credit(predictions, rules, points=2, context=grader) == 0
+    out = capsys.readouterr().out  # locked, not revealed: nothing drawn
     assert "item 8" in out and "item 13" in out  # refused by name: "I ran it" is no rule
     assert "item 3 x.t(): untested, so no credit" in out  # a rule, but nothing tested it
-    assert checks.rules_after_credit(measured_predictions(), {}, points=2, context=grader) == 2
     assert checks.rules_after_credit(predictions, ["no"], points=2, context=grader) == 0
+    assert "RULES_AFTER must be a dict" in capsys.readouterr().out
+    viewcopy.lock(measured_predictions())  # nothing missed, locked: no rule needed
+    assert checks.rules_after_credit(measured_predictions(), {}, points=2, context=grader) == 2
 
 
 @pytest.mark.parametrize(

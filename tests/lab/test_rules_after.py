@@ -7,20 +7,25 @@ and each lock draws next ops of its own."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 from dataclasses import replace
 
 import nbformat
 import pytest
-from support.oracles import numpy_oracle
+from support.oracles import exec_cell, numpy_oracle
+from support.the_class import synthetic_student
 
 import viewcopy
 from viewcopy import notebook as lab
 from viewcopy.course import check_record
 from viewcopy.exercise import catalogue
+from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.next_ops import draw, measure_pool
 from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
 from viewcopy.exercise.part import PredictionError, rule_problem
-from viewcopy.exercise.predictions import TWENTY
+from viewcopy.exercise.predictions import TWENTY, parse_predictions
+from viewcopy.exercise.scoring import judge_prediction
 from viewcopy.instructor.master import measured_predictions
 from viewcopy.locking.canonical import fingerprint
 from viewcopy.locking.file import read_lock, save
@@ -40,6 +45,8 @@ RULES = [
     "I measured it: reshape of a transposed tensor cannot keep the strides, so it copies",
     "view because x.t() swaps strides, I checked",
 ]  # fmt: skip
+UNLOCKED = "so there were no locked misses to write rules after for"
+"""What the rules-after cell says of a twenty that does not count as locked before the reveal."""
 
 
 @pytest.mark.parametrize("said", RAN_IT)
@@ -115,15 +122,19 @@ def redraw(minute: int) -> None:
     save(replace(read_lock(), locked_at=f"2026-12-02T09:{minute:02d}:00+00:00"))
 
 
-def item_not_drawn() -> int:
-    """An item whose family the draw of the revealed lock here does not hold (its time moved
-    until it draws one)."""
-    for minute in range(60):
-        drawn = {op.family for op in hand_in_draw(read_lock())}
-        if absent := [op.item for op in catalogue.OPS if op.family not in drawn]:
-            return absent[0]
-        redraw(minute)
-    raise AssertionError("every draw holds every family of the twenty")
+def item_not_drawn(workdir) -> int:
+    """An item whose family the draw of a revealed sheet that misses it does not hold: that
+    sheet locked and revealed here (its lock's time moved until it draws one)."""
+    for op in catalogue.OPS:
+        sheet = missed_sheet(op.item)
+        viewcopy.lock(sheet)
+        viewcopy.reveal(sheet)
+        for minute in range(60):
+            if op.family not in {n.family for n in hand_in_draw(read_lock())}:
+                return op.item
+            redraw(minute)
+        (workdir / LOCK_FILE).unlink()
+    raise AssertionError("every draw holds the family of the item its sheet misses")
 
 
 def right_next() -> dict:
@@ -132,8 +143,8 @@ def right_next() -> dict:
     return {op.id: (measured[op.id].verdict, "strides") for op in hand_in_draw(read_lock())}
 
 
-def test_without_a_next_op_of_its_family_a_rule_after_is_judged_by_what_it_names(revealed, capsys):
-    item = item_not_drawn()
+def test_without_a_next_op_of_its_family_a_rule_after_is_judged_by_what_it_names(workdir, capsys):
+    item = item_not_drawn(workdir)
     wrong = missed_sheet(item)
     viewcopy.lock_next(right_next())
     assert checks.rules_after_credit(wrong, {item: "the strides decide it"}, points=2) == 2
@@ -159,15 +170,17 @@ def test_a_report_of_running_earns_nothing_even_where_next_ops_of_its_family_hel
 def test_before_the_next_ops_are_locked_the_cell_shows_no_score_and_says_what_comes(
     revealed, capsys
 ):
-    item = item_not_drawn()  # a rule its words alone would credit, and still no score shown
+    right = measured_predictions()  # nothing missed: nothing to test, so it scores at once
+    assert repr(checks.rules_after_credit(right, {}, points=2)) == "2.0"
+    (revealed / LOCK_FILE).unlink()
+    item = item_not_drawn(revealed)  # a rule its words alone would credit, and still no score
+    capsys.readouterr()
     credit = checks.rules_after_credit(missed_sheet(item), {item: "strides"}, points=2)
     said = capsys.readouterr().out
     assert repr(credit) == "not scored yet" and credit == 0
     assert "scored once your next ops test them" in said
     assert "viewcopy.lock_next(NEXT_PREDICTIONS), then run this cell again" in said
     assert "/2" not in said and "untested" not in said
-    right = measured_predictions()  # nothing missed: nothing to test, so it scores at once
-    assert repr(checks.rules_after_credit(right, {}, points=2)) == "2.0"
     viewcopy.lock_next(right_next())
     assert repr(checks.rules_after_credit(missed_sheet(item), {item: "strides"}, points=2)) == "2.0"
 
@@ -222,6 +235,9 @@ def test_without_a_draw_a_rule_after_is_untested_and_the_cell_says_how_to_test_i
             assert TRUTH_FIRST in capsys.readouterr().out  # the kernel: the reveal comes first
             assert checks.rules_after_credit(sheet, {1: rule}, points=2, context=grader) == 0
             said = capsys.readouterr().out
+            if not lock_it:  # no locked misses: no rule to test
+                assert f"PREDICTIONS were never locked before the reveal, {UNLOCKED}" in said
+                continue
             assert "no next ops are drawn to test it until the twenty are locked and" in said
             assert "Untested, so they earn nothing yet: items 1." in said
             assert "lock and reveal the twenty above first" in said
@@ -277,3 +293,59 @@ def test_two_locks_of_the_same_sheet_draw_their_own_next_ops_and_old_locks_keep_
     assert read_lock().draw_version == 0 and lab.next_ops() == {
         op.id: (op.parent_expr, op.op) for op in draw(record.fingerprint)
     }
+
+
+def judged_twice(workdir, sheet: dict, rules: dict) -> tuple[float, str]:
+    """The rules-after cell in the student's kernel (its credit and what it printed), asserted
+    the same as the grader's recomputation of its record for the hand-in in `workdir`."""
+    said = io.StringIO()
+    with contextlib.redirect_stdout(said):
+        kernel = checks.rules_after_credit(sheet, rules, points=2)
+    record = kernel._repr_mimebundle_()[1][check_record.KEY]
+    handed_in = HandedIn({TWENTY.key: sheet}, CheckContext.grader(local_lock(workdir), workdir))
+    assert recompute(MasterCell.of(RULES_CELL, 2), record, handed_in) == (kernel, said.getvalue())
+    return kernel, said.getvalue()
+
+
+def test_the_demo_s_never_locked_student_earns_no_rules_after_in_the_kernel_or_the_grader(
+    workdir, monkeypatch
+):
+    """`never_locked` (viewcopy.demo.synthetic) is all right and never ran its notebook: no miss
+    needs a rule, and its rules after used to earn 2/2 in the grader. A twenty never locked
+    before the reveal has no locked misses: nothing for rules after, said in one sentence."""
+    student = synthetic_student("never_locked")
+    sheet = exec_cell(student.cells["predictions"], "PREDICTIONS")
+    rules = exec_cell(student.cells["rules_after"], "RULES_AFTER")
+    table = measured_truth()
+    assert all(judge_prediction(p, table[i])[0] for i, p in parse_predictions(sheet).items())
+    monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")  # the kernel autograde runs it in
+    credit, said = judged_twice(workdir, sheet, rules)
+    assert (credit, repr(credit)) == (0, "0.0")
+    assert (
+        f"0/2 for rules after: your PREDICTIONS were never locked before the reveal, {UNLOCKED}"
+        in said
+    )
+    assert f"{UNLOCKED} (next time, lock them before you look" in said
+    assert said.count("\n") == 1 and "missed items have a rule" not in said  # one sentence
+    assert not (workdir / LOCK_FILE).exists()
+
+
+@pytest.mark.parametrize("kernel", ["the student's", "autograde's"])
+def test_a_twenty_changed_after_its_lock_earns_no_rules_after_where_locked_it_earned_them(
+    workdir, monkeypatch, kernel
+):
+    """The same miss and the same rule, tested on next ops locked right: 2/2 while the twenty
+    stand as locked, nothing once they changed after the lock, in the kernel and the grader."""
+    item, _ = family_item(workdir)
+    sheet, rules = missed_sheet(item), {item: "the strides decide it"}
+    viewcopy.lock_next(right_next())
+    if kernel == "autograde's":
+        monkeypatch.setenv("NBGRADER_EXECUTION", "autograde")
+    credit, said = judged_twice(workdir, sheet, rules)
+    assert credit == 2 and UNLOCKED not in said and "1/1 missed items have a rule" in said
+    other = next(i for i in catalogue.ITEMS if i != item)
+    changed = {**sheet, other: (sheet[other][0], "another rule, written after the reveal")}
+    credit, said = judged_twice(workdir, changed, rules)
+    assert (credit, repr(credit)) == (0, "0.0")
+    assert f"0/2 for rules after: your PREDICTIONS changed after their lock, {UNLOCKED}" in said
+    assert said.count("\n") == 1 and "missed items have a rule" not in said

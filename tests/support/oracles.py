@@ -122,6 +122,8 @@ def expected_scores(student: Student, lock: LockRecord | None = None) -> dict[st
                       for i in student.wrong_items)  # fmt: skip
         misses = len(student.wrong_items)
         rules_credit = round(2 * covered / misses, 4) if misses else 2.0
+        if not locked:  # an unlocked twenty has no locked misses to write rules after for
+            rules_credit = 0.0
     expected = {"score_predictions": predictions_credit, "check_rules_after": rules_credit}
     for question in catalogue.QUESTIONS:
         key = f"answer_{question.item}"

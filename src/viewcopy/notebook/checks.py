@@ -22,12 +22,14 @@ from viewcopy.engine import storage
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.exercise.next_ops import measure_pool
-from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
+from viewcopy.exercise.next_predictions import NEXT, hand_in_draw, parsed_sheet
 from viewcopy.exercise.part import Part, Prediction
 from viewcopy.exercise.predictions import TWENTY, parse_predictions
 from viewcopy.exercise.production import PRODUCTION
 from viewcopy.exercise.production_model import copy_lines, forward_listing, internal_copy_lines
 from viewcopy.exercise.scoring import NEXT_PASS_MARK, POLICIES, judge_prediction, score_sheet
+from viewcopy.locking.file import lock_path
+from viewcopy.locking.flow import LockStatus
 from viewcopy.locking.record import LockRecord
 from viewcopy.notebook.cases import Answers, Case, answer_row, on_devices, run_case, the_twenty
 from viewcopy.notebook.context import KERNEL, CheckContext
@@ -39,7 +41,13 @@ from viewcopy.notebook.credit import (
     record_of,
 )
 from viewcopy.notebook.miss_lines import miss_line, total_line
-from viewcopy.notebook.rules_after import judge_rule, judged_how, next_ops_held, until_tested
+from viewcopy.notebook.rules_after import (
+    judge_rule,
+    judged_how,
+    next_ops_held,
+    not_locked,
+    until_tested,
+)
 from viewcopy.notebook.specificity import specificity_points
 
 
@@ -98,12 +106,15 @@ def prediction_credit(
 def rules_after_credit(
     predictions: object, rules_after: object, *, points: float = 2, context: CheckContext = KERNEL
 ) -> float:
-    """Credit per missed item whose rule after held. A rule must name what decides view or copy
-    (exercise.rules: a report of running or looking earns nothing, next ops or not); then it earns
-    in proportion to the hand-in's next ops of the item's family that its locked NEXT_PREDICTIONS
-    got right, nothing while it locks none of them or nothing is drawn (untested), and in full
-    where the draw holds no next op of that family. In the student's kernel, before the next ops
-    are locked, it shows no score: it says how the rules get tested."""
+    """Credit per missed item whose rule after held, for a twenty locked before the reveal: one
+    `prediction_credit` gives nothing for its lock (never locked, changed after it, ...) has no
+    locked misses, and earns nothing here, in one sentence that says why. A rule must name what
+    decides view or copy (exercise.rules: a report of running or looking earns nothing, next ops
+    or not); then it earns in proportion to the hand-in's next ops of the item's family that its
+    locked NEXT_PREDICTIONS got right, nothing while it locks none of them or nothing is drawn
+    (untested), and in full where the draw holds no next op of that family. In the student's
+    kernel, before the next ops are locked, it shows no score: it says how the rules get
+    tested."""
     record = record_of(
         rules_after_credit, **{TWENTY.argument: predictions}, rules_after=rules_after
     )
@@ -112,12 +123,15 @@ def rules_after_credit(
     if (reason := context.not_written(predictions, TWENTY.label)) is not None:
         print(f"{reason}: no rule can be judged against it.")
         return Credit(0.0, record)
+    lock_record = context.lock_record()
+    if (lock := _twenty_lock(predictions, lock_record, context)).state != "locked":
+        print(not_locked(lock, points))
+        return Credit(0.0, record)
     _, _, judged = _judged(predictions)
     missed = [item for item, (right, _) in judged.items() if not right]
     if not isinstance(rules_after, Mapping):
         print(f"RULES_AFTER must be a dict {{item: rule}}, got {type(rules_after).__name__}.")
         return Credit(0.0, record)
-    lock_record = context.lock_record()
     held = next_ops_held(lock_record)
     found = {item: judge_rule(item, rules_after.get(item), held) for item in missed}
     if context.before_deadline and found and held and lock_record.part(NEXT.key) is None:
@@ -134,6 +148,16 @@ def rules_after_credit(
     for line in judged_how({item: how for item, (_, how, _) in found.items()}, held):
         print(line)
     return Credit(proportional(points, covered, len(missed)), record)
+
+
+def _twenty_lock(
+    predictions: object, lock_record: LockRecord | None, context: CheckContext
+) -> LockStatus:
+    """Where the twenty stand against their lock, judged as `prediction_credit` judges them
+    (notebook.credit.part_credit: the sheet parsed for this hand-in, its lock judged by the
+    context); only `locked` earns. A twenty that does not parse fails the cell there too."""
+    parsed = parsed_sheet(TWENTY, predictions, lock_record, lock_path(context.folder))
+    return context.lock_status(TWENTY, parsed, lock_record)
 
 
 def next_credit(

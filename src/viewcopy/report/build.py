@@ -203,8 +203,10 @@ def _student_line(
 def _rules_part(handin: HandIn, table: Mapping[int, ItemTruth]) -> dict[str, RulesHeld]:
     """Per family: the missed items with a rule after, how many were tested on locked next ops
     of their family, and how far they held there (as `check_rules_after` credits them; the rest
-    are untested, or judged by what they name where the draw holds none of their family)."""
-    if handin.submitted is None or not isinstance(handin.rules_after, dict):
+    are untested, or judged by what they name where the draw holds none of their family). None
+    for a twenty whose lock does not count (`counts`, the grader's verdict): it has no locked
+    misses to write rules for, and `check_rules_after` credits none."""
+    if handin.submitted is None or not handin.counts or not isinstance(handin.rules_after, dict):
         return {}
     held = next_ops_held(handin.record)
     found: dict[str, RulesHeld] = {}
