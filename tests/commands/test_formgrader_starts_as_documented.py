@@ -21,7 +21,6 @@ import shlex
 import shutil
 import signal
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.parse
@@ -32,7 +31,7 @@ import psutil
 import pytest
 from support.chromium import unavailable
 from support.course_notebook import ROOT
-from support.servers import free_port
+from support.servers import free_port, lab_environment
 
 from viewcopy.course.assignment import ASSIGNMENT, build_course
 
@@ -77,16 +76,6 @@ def the_command() -> list[str]:
     commands = set().union(*shown.values())
     assert len(commands) == 1, f"the docs start formgrader in more than one way: {shown}"
     return shlex.split(commands.pop())
-
-
-def jupyter_environment(home: Path) -> dict[str, str]:
-    """This Python's bin first, outside autograde, Jupyter's own state in `home`."""
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env.pop("NBGRADER_EXECUTION", None)
-    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
-        env[name] = str(home / name.lower())
-    return env
 
 
 def browser() -> urllib.request.OpenerDirector:
@@ -161,7 +150,7 @@ def course(tmp_path_factory) -> Path:
 
 def test_the_documented_command_opens_formgrader_on_the_course(course, tmp_path):
     words = the_command()
-    env = jupyter_environment(tmp_path / "jupyter")
+    env = lab_environment(tmp_path / "jupyter")
     program = shutil.which(words[0], path=env["PATH"])
     if program is None:
         unavailable(f"no `{words[0]}` on PATH (scripts/setup.sh installs it)", REQUIRED)

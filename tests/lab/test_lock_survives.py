@@ -25,8 +25,9 @@ import nbformat
 import pytest
 from jupyter_client.asynchronous import AsyncKernelClient
 from nbclient import NotebookClient
-from support.browser_lab import lab_environment, start_jupyterlab
+from support.browser_lab import start_jupyterlab
 from support.course_notebook import RELEASE, ROOT
+from support.servers import lab_environment
 
 from viewcopy.course.assignment import NOTEBOOK, grade_id
 from viewcopy.demo.synthetic import fill, next_predictions_source, synthetic_class

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import secrets
 import shutil
@@ -23,7 +22,7 @@ from pathlib import Path
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 from support.chromium import CHROMIUM, CHROMIUM_ARGS
 from support.course_notebook import ROOT
-from support.servers import free_port
+from support.servers import free_port, lab_environment
 
 # No "official Jupyter news?" prompt over the page, and JupyterLab 4's default windowing mode named
 # explicitly: it keeps every cell in the page (the "full" mode detaches cells scrolled out of view).
@@ -109,16 +108,6 @@ class JupyterLab:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait(timeout=30)
-
-
-def lab_environment(home: Path) -> dict[str, str]:
-    """This Python's bin first, outside autograde, with Jupyter's and IPython's state in `home`."""
-    env = dict(os.environ)
-    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
-    env.pop("NBGRADER_EXECUTION", None)
-    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
-        env[name] = str(home / name.lower())
-    return env
 
 
 def write_user_settings(folder: Path, settings: dict[str, dict] = USER_SETTINGS) -> None:

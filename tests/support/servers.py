@@ -1,4 +1,5 @@
-"""Real servers the tests start on 127.0.0.1: the course lock service and PostgreSQL."""
+"""Real servers the tests start on 127.0.0.1: the course lock service and PostgreSQL; and the
+environment a Jupyter server a test starts runs in."""
 
 from __future__ import annotations
 
@@ -10,6 +11,16 @@ import sys
 import time
 import urllib.request
 from pathlib import Path
+
+
+def lab_environment(home: Path) -> dict[str, str]:
+    """This Python's bin first, outside autograde, with Jupyter's and IPython's state in `home`."""
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env.pop("NBGRADER_EXECUTION", None)
+    for name in ("JUPYTER_CONFIG_DIR", "JUPYTER_DATA_DIR", "JUPYTER_RUNTIME_DIR", "IPYTHONDIR"):
+        env[name] = str(home / name.lower())
+    return env
 
 
 def free_port() -> int:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from viewcopy.course.assignment import LAB_IMPORTS, course_config, waiting_url
 from viewcopy.engine.devices import available_devices
-from viewcopy.grading.record import begin, discard_partial, in_flight, publish
+from viewcopy.grading.record import autograded_root, begin, discard_partial, in_flight, publish
 from viewcopy.sandbox import warm_kernels
 from viewcopy.sandbox.limits import Limits
 
@@ -136,7 +136,7 @@ def load_api(
         config.CourseDirectory.autograded_directory = autograded
     if cell_s is not None:
         config.Execute.timeout = cell_s
-    keep_hand_grades(config, graded_before=Path(course) / "autograded")
+    keep_hand_grades(config, graded_before=autograded_root(Path(course)))
     if limits is not None:
         from viewcopy.plugins.sandboxed_kernel import sandbox_config
 

@@ -52,7 +52,7 @@ from viewcopy.lms.link import CourseLink, LinkMismatch
 from viewcopy.lms.people import BY_LAUNCH, NameTaken, bind
 from viewcopy.lms.registration import REGISTRATION_FILE, Registration, UnknownDeployment
 from viewcopy.lms.tool import CALLBACK_PATH, KEY_SET_PATH, LOGIN_PATH
-from viewcopy.lms.vocabulary import CUSTOM_CLAIM, GRADER, course_role
+from viewcopy.lms.vocabulary import GRADER, course_role
 
 OWN_ENDPOINTS = tuple("/" + path for path in (LOGIN_PATH, CALLBACK_PATH, KEY_SET_PATH))
 LOGIN_WINDOW_S = 3600
@@ -285,7 +285,7 @@ class CourseLTI13Authenticator(LTI13Authenticator):
         launch without it is refused (no silent fallback on another claim)."""
         claim, claims = self.username_key, launch.claims
         if claim.startswith("custom_"):
-            claim, claims = claim[len("custom_") :], launch.claims.get(CUSTOM_CLAIM) or {}
+            claim, claims = claim[len("custom_") :], launch.custom()
         value = claims.get(claim)
         if not isinstance(value, str | int) or not str(value).strip():
             self.log.warning(

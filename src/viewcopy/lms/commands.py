@@ -174,7 +174,7 @@ def add_people_arguments(parser: argparse.ArgumentParser) -> None:
 def run_people(args: argparse.Namespace) -> str:
     """List who holds each hub name, or repair one binding (bind SUB NAME, release NAME)."""
     from viewcopy.lms.link import CourseLink
-    from viewcopy.lms.people import NameTaken, People, change
+    from viewcopy.lms.people import PEOPLE_FILE, NameTaken, People, change
 
     folder = lms_folder(Path(args.course))
     wanted = {"list": 0, "bind": 2, "release": 1}[args.change]
@@ -193,7 +193,7 @@ def run_people(args: argparse.Namespace) -> str:
         raise LmsError(str(exc)) from None
     lines = [b.describe() for b in sorted(people.bindings, key=lambda b: b.name)]
     if args.change != "list":
-        lines.append(f"{args.change}: done ({folder / 'people.json'}; from the next launch)")
+        lines.append(f"{args.change}: done ({folder / PEOPLE_FILE}; from the next launch)")
     return "\n".join(lines) or "no one has launched the course or been read from its roster yet"
 
 
