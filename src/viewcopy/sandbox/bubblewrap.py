@@ -104,6 +104,7 @@ def sandboxed(
     *,
     cwd: Path,
     connection_file: str,
+    connection: bytes,
     readable,
     limits: Limits,
     user: KernelUser,
@@ -111,9 +112,12 @@ def sandboxed(
     info_fd: int | None = None,
 ) -> SandboxCommand:
     """`command` (a kernel's argv) wrapped in prlimit and bwrap, for the working copy `cwd`, run
-    as `user`; with `info_fd`, bwrap writes the sandbox's first process there (JSON:
-    `child-pid`). Symbolic links in the working copy are left out; a file of it that only its
-    owner may read is copied in (the kernel's user could not read it where it lies)."""
+    as `user`, reading `connection` (kernel_connection.for_the_kernel) at `connection_file`; with
+    `info_fd`, bwrap writes the sandbox's first process there (JSON: `child-pid`). The command
+    leads a session of its own (bwrap's --new-session makes its pid 1 the leader, which an
+    interrupt sent to the kernel's group would miss). Symbolic links in the working copy are
+    left out; a file of it that only its owner may read is copied in (the kernel's user could
+    not read it where it lies)."""
     binds: list[str] = []
     fds: list[int] = []
     for link in (p for p in SYSTEM if os.path.islink(p)):  # /lib64 -> usr/lib64 on merged /usr
@@ -131,6 +135,8 @@ def sandboxed(
             binds += ["--ro-bind", str(entry), str(entry)]
     for device in sorted(Path("/dev").glob("nvidia*")):
         binds += ["--dev-bind", str(device), str(device)]
+    fds.append(_memory_file(connection))
+    binds += ["--perms", "0444", "--ro-bind-data", str(fds[-1]), connection_file]
     info = ["--info-fd", str(info_fd)] if info_fd is not None else []
     scratch = ["--perms", "1777", "--size"]
     outer = {name: value for name, value in rlimits.items() if name not in INNER}
@@ -145,12 +151,19 @@ def sandboxed(
         *_parents([*readable, str(cwd), connection_file]),
         *scratch, str(limits.scratch_bytes), "--tmpfs", str(cwd),
         *binds,
-        "--ro-bind", connection_file, connection_file,
         "--unsetenv", "JPY_PARENT_PID",  # jupyter_client's: the kernel's parent is bwrap's init
         *info, "--chdir", str(cwd),
-        "--", *user.become(), *(["prlimit", *inner, "--"] if inner else []), *command,
+        "--", "setsid", *user.become(), *(["prlimit", *inner, "--"] if inner else []), *command,
     ]  # fmt: skip
     return SandboxCommand(argv, tuple(fds))
+
+
+def _memory_file(data: bytes) -> int:
+    """A file descriptor reading `data` from its start (bubblewrap's --ro-bind-data reads it)."""
+    fd = os.memfd_create("viewcopy-connection", os.MFD_CLOEXEC)
+    os.write(fd, data)
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
 
 
 def _parents(paths: list[str]) -> list[str]:

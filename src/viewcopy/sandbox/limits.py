@@ -11,6 +11,9 @@ from pathlib import Path
 PASSED = ("LANG", "LC_ALL", "NBGRADER_EXECUTION", "VIEWCOPY_SCORING")
 """Environment variables a graded kernel keeps (besides CUDA's): locale, nbgrader's mode, and
 the course's scoring policy."""
+SANDBOX_KEEPS = ("HOME",)
+"""The sandbox's own variables, which a kernelspec's `env` does not change: HOME is the kernel's
+writable /tmp (its sandbox's own tmpfs), the one folder besides its working copy it may write."""
 THREADS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
 """The thread counts torch reads at start: the cores the kernel is granted, unless the instructor
 set them (more threads than the CPU quota only wait out its throttling: 8% slower here)."""
@@ -39,8 +42,9 @@ class Limits:
 
 
 def kernel_environment(limits: Limits) -> dict[str, str]:
-    """The whole environment a graded kernel sees, and bubblewrap and every process of its
-    sandbox start with (nothing else of the grader's passes)."""
+    """The whole environment bubblewrap and every process of a graded kernel's sandbox start with
+    (nothing else of the grader's passes); the kernel's is this with its kernelspec's `env` over
+    it (viewcopy.sandbox.provisioner)."""
     env = {"HOME": "/tmp", "PATH": os.environ["PATH"]}
     for key, value in os.environ.items():
         if key in PASSED or key.startswith(("CUDA_", "NVIDIA_")):

@@ -7,8 +7,8 @@ No sandbox: the kernel is the student's own, with the environment and folder a f
 gets. jupyter_client's process is a small holder that lives as long as the kernel does; the
 template's child that forks the kernel ends the kernel's whole session as soon as the holder ends
 (the manager's kill), so the kernel lives and dies as a fresh one would. A kernel whose
-environment differs from the template's in what is read at start (the thread counts torch reads
-when it is imported, Python's own variables, HOME) starts fresh, as does every kernel where no
+environment differs from the template's in what is read at start (warm_kernels.READ_AT_START)
+starts fresh, as does every kernel where no
 template can serve (not Linux, the template ended, a fork that failed).
 """
 
@@ -31,9 +31,6 @@ from viewcopy.sandbox.kernel_template import OWN, OwnKernelRequest
 from viewcopy.sandbox.unix_sockets import UnixSockets
 from viewcopy.sandbox.warm_kernels import KernelTemplate, TemplateError, ipykernel_argv
 
-READ_AT_START = ("PYTHON", "OMP_", "MKL_", "KMP_", "GOMP_", "TORCH", "PYTORCH_", "LD_", "HOME")
-"""Environment variables (by prefix) read when the template imported what its kernels import: a
-kernel whose values differ cannot be forked from it."""
 OWN_HOLDER = (
     "import os, select, sys\n"
     "kernel = os.read(int(sys.argv[1]), 32)\n"
@@ -57,11 +54,6 @@ class OwnKernelTemplate(KernelTemplate):
         self.started: Counter[str] = Counter()
         self._counting = threading.Lock()
         self._start(self.env, imports, OWN, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-    def serves(self, env: Mapping[str, str]) -> bool:
-        """Whether a kernel with `env` can be forked from this template."""
-        keys = {k for k in (*env, *self.env) if k.startswith(READ_AT_START)}
-        return all(env.get(k) == self.env.get(k) for k in keys)
 
     def count(self, how: str) -> None:
         with self._counting:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import tempfile
 import uuid
 
+from jupyter_client.localinterfaces import localhost
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import default
 
@@ -23,7 +24,8 @@ def socket_prefix(folder: str | None = None) -> str:
 
 
 class UnixSockets:
-    """Mixed into a jupyter_client kernel manager: its kernels' sockets are Unix sockets."""
+    """Mixed into a jupyter_client kernel manager: its kernels' sockets are Unix sockets unless
+    its transport is set to "tcp"."""
 
     @default("transport")
     def _transport_default(self) -> str:
@@ -31,7 +33,7 @@ class UnixSockets:
 
     @default("ip")
     def _ip_default(self) -> str:
-        return socket_prefix()
+        return socket_prefix() if self.transport == "ipc" else localhost()
 
 
 class UnixSocketKernelManager(UnixSockets, AsyncKernelManager):

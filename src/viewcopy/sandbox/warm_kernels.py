@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from traitlets import Bool
@@ -46,6 +46,10 @@ HOLDER = (
 """The sandbox's own process: says on its fd that the sandbox is built (bubblewrap starts it only
 once every mount is in place), waits for the first process to join it (the kernel), then for that
 one's end, and ends the sandbox with it (as a fresh kernel's end does)."""
+READ_AT_START = ("PYTHON", "OMP_", "MKL_", "KMP_", "GOMP_", "TORCH", "PYTORCH_", "LD_", "HOME")
+"""Environment variables (by prefix) read when the template imported what its kernels import: a
+kernel whose values differ cannot be forked from it (the thread counts torch reads when it is
+imported, Python's own variables, the libraries loaded, HOME)."""
 LAUNCHER = ("-m", "ipykernel_launcher")
 TEMPLATE_HOMES = Path("/tmp")
 """Where a template's HOME is made: under /tmp, which each sandbox has writable, so that a kernel
@@ -69,11 +73,19 @@ class TemplateError(Exception):
 
 
 class KernelTemplate:
-    """The worker's side of one template process: started at once, ready when its imports are."""
+    """The worker's side of one template process: started at once, ready when its imports are;
+    `env` is the environment of the kernels it serves (its HOME, whose folders each kernel makes
+    again in its own, is another)."""
 
     def __init__(self, limits: Limits, imports: Sequence[str] = ()):
         self.home = tempfile.mkdtemp(prefix=f"{HOME_PREFIX}{os.getpid()}-", dir=TEMPLATE_HOMES)
-        self._start({**kernel_environment(limits), "HOME": self.home}, imports)
+        self.env = kernel_environment(limits)
+        self._start({**self.env, "HOME": self.home}, imports)
+
+    def serves(self, env: Mapping[str, str]) -> bool:
+        """Whether a kernel with `env` can be forked from this template."""
+        keys = {k for k in (*env, *self.env) if k.startswith(READ_AT_START)}
+        return all(env.get(k) == self.env.get(k) for k in keys)
 
     def _start(self, env: dict[str, str], imports: Sequence[str], *options: str, **popen) -> None:
         """Start the template process (`options` before its socket, `popen` for Popen)."""

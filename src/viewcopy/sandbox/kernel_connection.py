@@ -1,0 +1,52 @@
+"""How the grader reaches a sandboxed kernel's sockets, which live inside its sandbox.
+
+The kernel binds `<inside>-<port>` in its sandbox's own tmpfs (bubblewrap.SOCKETS) and reads a
+connection file of its own: the manager's, with `ip` the inside path (`for_the_kernel`), bound
+read-only where the manager's lies. On the host, every `<ip>-<port>` the manager names is a
+symbolic link to that socket through the sandbox's root, `/proc/<sandbox pid>/root` (`link`),
+which only the grader (or root) may follow. A restart links the same names to the new sandbox,
+so the manager's `ip`, and a client connected before, stay as they were; jupyter_client's own
+cleanup removes the links (`cleanup_ipc_files`), as it removes a kernel's socket files."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import uuid
+from collections.abc import Iterable
+
+
+def for_the_kernel(connection_file: str, inside: str) -> bytes:
+    """The manager's connection file as the kernel reads it: its sockets at `inside`."""
+    with open(connection_file, encoding="utf-8") as written:
+        info = json.load(written)
+    info["ip"] = inside
+    return json.dumps(info, indent=1).encode()
+
+
+def through_root(sandbox_pid: int, inside: str) -> str:
+    """`inside` (a path in the sandbox) as the grader reaches it."""
+    return f"/proc/{sandbox_pid}/root{inside}"
+
+
+def link(ip: str, ports: Iterable[int], target: str) -> None:
+    """Make each `<ip>-<port>` a link to `<target>-<port>`, replacing what was there at once."""
+    for port in ports:
+        name = f"{ip}-{port}"
+        staged = f"{name}.{uuid.uuid4().hex[:8]}"
+        os.symlink(f"{target}-{port}", staged)
+        try:
+            os.replace(staged, name)
+        finally:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(staged)
+
+
+def unlink(ip: str, ports: Iterable[int], target: str) -> None:
+    """Remove each `<ip>-<port>` that still links to `<target>-<port>` (nothing else)."""
+    for port in ports:
+        name = f"{ip}-{port}"
+        with contextlib.suppress(OSError):
+            if os.readlink(name) == f"{target}-{port}":
+                os.unlink(name)
