@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support import kernel_endings
 from support.course_notebook import ROOT
 from support.sandboxing import sandbox_or_skip
 
@@ -72,8 +73,11 @@ def reachable(paths: list[Path]) -> list[str]:
     return options
 
 
-def probe_as(grader: pwd.struct_passwd, work: Path, delegated: list[Path]) -> dict:
-    """What the probe finds run as `grader`, whose processes start in the `delegated` cgroups."""
+def probe_as(
+    grader: pwd.struct_passwd, work: Path, delegated: list[Path], probe: Path = PROBE
+) -> dict:
+    """What `probe` (a script of tests/support given `work`, printing JSON last) finds run as
+    `grader`, whose processes start in the `delegated` cgroups."""
     python = Path(sys.prefix) / "bin" / "python"
     paths = [Path(sys.base_prefix).resolve(), Path(sys.prefix), ROOT]
     enter = "".join(f"echo $$ > {folder}/cgroup.procs && " for folder in delegated)
@@ -81,10 +85,10 @@ def probe_as(grader: pwd.struct_passwd, work: Path, delegated: list[Path]) -> di
         "bwrap", "--dev-bind", "/", "/", *reachable(paths), "--",
         "/bin/sh", "-c", f'{enter}exec "$@"', "sh",
         "setpriv", f"--reuid={grader.pw_uid}", f"--regid={grader.pw_gid}", "--clear-groups", "--",
-        str(python), str(PROBE), str(work),
+        str(python), str(probe), str(work),
     ]  # fmt: skip
     env = {"PATH": f"{python.parent}:/usr/bin:/bin", "HOME": str(work)}
-    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.splitlines()[-1])
 
@@ -155,3 +159,16 @@ def test_an_ordinary_user_with_a_delegated_cgroup_gets_every_limit(grader, workd
         assert {k.get("pids.max") for k in kernels} - {None} == {"64"}, how
         memory = {k.get("memory.max") or k.get("memory.limit_in_bytes") for k in kernels}
         assert memory - {None} == {str(2**30)}, how
+
+
+@pytest.mark.parametrize("cgroups", [False, True], ids=["without-cgroups", "delegated-cgroups"])
+def test_however_an_ordinary_users_kernel_ends_nothing_of_it_remains(
+    grader, workdir, delegated, cgroups
+):
+    """test_kernel_endings.py's run, as an ordinary user."""
+    found = probe_as(grader, workdir, delegated if cgroups else [], Path(kernel_endings.__file__))
+    assert kernel_endings.leftovers(found) == []
+    for mode in ("fresh", "warm"):
+        for way in kernel_endings.WAYS:
+            made = found[mode][way]["cgroup count while it ran"]
+            assert (made > 0) is cgroups, (mode, way, made)

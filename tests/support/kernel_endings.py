@@ -23,9 +23,13 @@ WAYS = {
     "shut down": ("graceful", None),
     "killed": ("immediate", None),
     "os._exit": ("graceful", "import os; os._exit(3)"),
-    "out of memory": ("graceful", "held = [b'x' * 2**25 for _ in range(48)]"),  # 1.5 GiB
+    "out of memory": ("graceful", "held = [b'x' * 2**25 for _ in range(96)]"),  # 3 GiB
     "past its CPU time": ("graceful", "while True: pass"),
 }
+ENDED = {"shut down": {"its last cell ran"}, "killed": {"its last cell ran"}, "os._exit": {"died"},
+         "out of memory": {"died", "MemoryError"}, "past its CPU time": {"died"}}  # fmt: skip
+"""How each way may end the kernel's run: out of memory, a kernel is killed where a memory cgroup
+holds it before its address space runs out (else its cell gets MemoryError)."""
 """Each way: how nbclient shuts the kernel down at the end (if it still runs), the last cell."""
 CHILDREN = """
 import json, os, subprocess
@@ -127,6 +131,7 @@ async def end(way: str, course: Path) -> dict:
         "processes": still_running(seen["processes"]),
         "process count while it ran": len(seen["processes"]),
         "cgroups": [folder for folder in seen["cgroups"] if os.path.exists(folder)],
+        "cgroup count while it ran": len(seen["cgroups"]),
         "links": [link for link in seen["links"] if os.path.lexists(link)],
         "connection file": os.path.exists(seen["connection file"]),
         "ip before": seen["ip"],
@@ -157,3 +162,35 @@ def every_ending(work: Path) -> dict:
 
 if __name__ == "__main__":
     print(json.dumps(every_ending(Path(sys.argv[1]))))
+
+
+def leftovers(found: dict) -> list[str]:
+    """What `every_ending` found wrong: anything of a kernel that outlived it, a manager that
+    names its dead sandbox or moved its `ip`, a way that did not end the kernel as it says, a
+    kernel that did not start as its mode says."""
+    wrong = []
+    for mode, ways in found.items():
+        started = ways["started"]
+        if started != {
+            "warm": len(WAYS) * (mode == "warm"),
+            "fresh": len(WAYS) * (mode == "fresh"),
+        }:
+            wrong.append(f"{mode}: kernels started {started}")
+        for way in WAYS:
+            seen = ways[way]
+            for what in ("processes", "cgroups", "links"):
+                if seen[what]:
+                    wrong.append(f"{mode}, {way}: {what} left: {seen[what]}")
+            if (
+                seen["connection file"]
+                or seen["pid named"]
+                or seen["ip after"] != seen["ip before"]
+            ):
+                wrong.append(f"{mode}, {way}: its manager still names it: {seen}")
+            if "/proc/" in seen["ip after"] or not seen["linked while it ran"]:
+                wrong.append(f"{mode}, {way}: the manager's ip is not its own links: {seen}")
+            if seen["ended"] not in ENDED[way]:
+                wrong.append(f"{mode}, {way}: the kernel's run ended as {seen['ended']}")
+            if seen["process count while it ran"] < 3:  # bubblewrap, the kernel, its children
+                wrong.append(f"{mode}, {way}: its processes were not seen: {seen}")
+    return wrong

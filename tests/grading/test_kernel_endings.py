@@ -1,0 +1,40 @@
+"""However a sandboxed kernel ends (shut down, killed, `os._exit`, out of memory, past its CPU
+time), fresh or forked warm, nothing of it remains once nbclient has cleaned up after it as
+nbgrader's Execute runs it: no process (its children, one in a session of its own, included), no
+cgroup, no link to its sockets, no connection file, and its manager names no dead pid
+(support.kernel_endings; the same run as an ordinary user is test_unprivileged.py's)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from support import kernel_endings
+from support.sandboxing import sandbox_or_skip
+
+from viewcopy.sandbox import Limits, describe
+
+pytestmark = [pytest.mark.sandbox]
+
+sandbox_or_skip()
+
+
+def test_however_a_kernel_ends_nothing_of_it_remains(tmp_path):
+    done = subprocess.run(
+        [sys.executable, kernel_endings.__file__, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    found = json.loads(done.stdout.splitlines()[-1])
+    assert kernel_endings.leftovers(found) == []
+    limits = describe(Limits(**kernel_endings.LIMITS_FIELDS))
+    for mode in ("fresh", "warm"):
+        for way in kernel_endings.WAYS:
+            made = found[mode][way]["cgroup count while it ran"]
+            assert (made > 0) is ("by cgroup" in limits), (mode, way, made, limits)
+    if "memory by cgroup" in limits:  # a fresh kernel past its memory is killed, not refused
+        assert found["fresh"]["out of memory"]["ended"] == "died", limits
