@@ -25,6 +25,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -57,6 +58,12 @@ TIMEOUT_ENV = "VIEWCOPY_CONTRACT_TIMEOUT"
 DEFAULT_IP_ENV = "VIEWCOPY_CONTRACT_DEFAULT_IP"
 """A diagnostic, never the contract: =1 drops the `KernelManager.ip = "test"` that the tests'
 `config` fixture sets for ipc, to see what fails past it (with -k "not tcp")."""
+SECURITY = Path(__file__).resolve().parents[2] / "docs" / "security.md"
+"""Lists, between its `<!-- contract` markers, each of jupyter_client's tests a sandboxed manager
+cannot pass, and why (`cannot_pass`)."""
+REASONS = {"no network": "a sandboxed kernel has no network"}
+"""Each reason the table may give, and what the test's failure then says."""
+SANDBOXED_MODES = ("sandboxed-fresh", "sandboxed-warm")
 DEFAULT_TIMEOUT_S = 100.0
 """jupyter_client's pyproject: `timeout = 100` (pytest-timeout), where a test has no marker."""
 TEARDOWN_S = 30.0
@@ -71,6 +78,24 @@ SYNC_METHODS = (
 `run_sync` of the same `_async_` methods (bound at its class definition, as there)."""
 SYNC_TRAITS = ("client_class", "client_factory", "context", "_context_default")
 """What else AsyncKernelManager redefines (its client, its zmq context): KernelManager's again."""
+
+
+def cannot_pass(mode: str) -> dict[str, str]:
+    """{test: reason} for `mode`, from docs/security.md's table (its managers column: `sandboxed`
+    for both sandboxed modes, or a mode's name)."""
+    text = SECURITY.read_text(encoding="utf-8")
+    table = text.split("<!-- contract:", 1)[1].split("<!-- /contract -->", 1)[0]
+    listed = {}
+    for row in table.splitlines():
+        cells = [c.strip().strip("`") for c in row.strip().strip("|").split("|")]
+        if len(cells) != 3 or not cells[0].startswith("tests/"):
+            continue
+        test, managers, reason = cells
+        modes = SANDBOXED_MODES if managers == "sandboxed" else (managers,)
+        assert reason in REASONS, f"docs/security.md: {test}: no such reason {reason!r}"
+        if mode in modes:
+            listed[test] = reason
+    return listed
 
 
 def limits():
@@ -170,7 +195,7 @@ def managers(mode: str) -> dict[str, type]:
     }
 
 
-def install(mode: str) -> dict[str, type]:
+def install(mode: str, root: Path = VERBATIM) -> dict[str, type]:
     """Swap `mode`'s managers in for the names the verbatim tests (and pytest-jupyter's
     jp_start_kernel) take from jupyter_client, and import them: while they import, jupyter_client
     and jupyter_client.ioloop export the chosen managers, and `start_new_kernel` and
@@ -178,7 +203,8 @@ def install(mode: str) -> dict[str, type]:
     jupyter_client itself still means its own classes (its client asks whether its parent is a
     `KernelManager`, its restarter resolves "jupyter_client.KernelManager")."""
     os.environ.setdefault("JUPYTER_PLATFORM_DIRS", "1")  # as jupyter_client's conftest
-    for folder in (VERBATIM, PYTEST_JUPYTER):
+    SESSION_ROOT[0] = root
+    for folder in (root, PYTEST_JUPYTER):
         if str(folder) not in sys.path:
             sys.path.insert(0, str(folder))
     import jupyter_client
@@ -230,6 +256,8 @@ def rebound(function, names: dict[str, type]):
 
 
 INSTALLED: dict[str, type] = {}
+SESSION_ROOT = [VERBATIM]
+"""The copy of jupyter_client's root this session runs in (`install`)."""
 
 
 # The pytest plugin: jupyter_client's tests folder's conftest.py (ours) re-exports these.
@@ -272,7 +300,7 @@ def pytest_sessionfinish(session) -> None:
 def jupyter_client_root() -> Iterator[None]:
     """Run in jupyter_client's root, as its own test runs do."""
     before = os.getcwd()
-    os.chdir(VERBATIM)
+    os.chdir(SESSION_ROOT[0])
     yield
     os.chdir(before)
 
@@ -382,15 +410,23 @@ class Outcome:
     """Kernel cgroups the test left behind (one per controller and kernel)."""
 
 
-def run(mode: str, junit: Path, *args: str, timeout_s: float = 3600) -> subprocess.CompletedProcess:
+def run(
+    mode: str, junit: Path, *args: str, folder: Path | None = None, timeout_s: float = 3600
+) -> subprocess.CompletedProcess:
     """A contract session against `mode`'s managers (pytest in a process of its own, in
-    jupyter_client's root), its results in the JUnit XML file `junit`."""
+    jupyter_client's root, or in a copy of it made at `folder`: sessions in copies of their own
+    may run at once, as the tests' ipc sockets are paths in it), its results in the JUnit XML
+    file `junit`."""
+    root = VERBATIM
+    if folder is not None:
+        root = Path(shutil.copytree(VERBATIM, folder))
     env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
     env[ENV] = mode
+    env["PYTHONPATH"] = os.pathsep.join([str(DATA.parent), env.get("PYTHONPATH", "")])
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfE",
-               f"--junitxml={junit}", *(args or TEST_FILES)]  # fmt: skip
+               f"--rootdir={root}", f"--junitxml={junit}", *(args or TEST_FILES)]  # fmt: skip
     return subprocess.run(
-        command, cwd=VERBATIM, env=env, capture_output=True, text=True, timeout=timeout_s
+        command, cwd=root, env=env, capture_output=True, text=True, timeout=timeout_s
     )
 
 

@@ -8,13 +8,16 @@ jupyter_client):
   why kernels cannot be sandboxed here, or None; `readable_paths(course)`: what a kernel may
   read, never the course's data; `Cgroups.sweep()`: remove what killed runs left.
 - `kernel_manager.SandboxedKernelManager` (jupyter_client's kernel manager, loaded by name):
-  every kernel it starts runs in a sandbox of its own, reached over sockets inside it.
+  every kernel it starts runs in a sandbox of its own, reached over sockets inside it; the
+  sandbox is its kernels' provisioner (`provisioner`), so it keeps jupyter_client's contract
+  (docs/security.md lists the one part it cannot: TCP).
 - `warm_kernels`: a grading worker's kernel template (`start`, `stop`, `how_kernels_start`,
   `counts`), from which kernels are forked into their sandboxes.
 
 Inside: the bubblewrap command (`bubblewrap`), who the kernel is on the host (`users`), rlimits
 and environment (`limits`), cgroups (`cgroups`), joining a sandbox and dropping privileges
-(`namespaces`), the template process (`kernel_template`). docs/security.md states the threat model.
+(`namespaces`), the template process (`kernel_template`), the links to a sandbox's sockets
+(`kernel_connection`). docs/security.md states the threat model.
 """
 
 from viewcopy.sandbox.bubblewrap import COURSE_DATA, bwrap_problem, describe, readable_paths

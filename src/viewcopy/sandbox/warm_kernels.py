@@ -1,13 +1,14 @@
 """Warm kernels: a grading worker's kernel template (viewcopy.sandbox.kernel_template), started
 once, and how a sandboxed kernel is forked from it instead of started fresh.
 
-The worker starts the template beside nbgrader (`start`); SandboxedKernelManager asks `active()`
-for it at every kernel start. The sandbox is built by bubblewrap exactly as for a fresh kernel,
-around a small holder process that lives as long as the kernel does (so jupyter_client's process
-is the sandbox, as before); the template's child joins it once the holder says the sandbox is
-built. Where no template can serve (not Linux, a CUDA device to grade, the template ended),
-kernels start fresh, and the worker says why once; a single fork that fails is retried, then that
-kernel alone starts fresh. The worker counts how each of its kernels started (`counts`).
+The worker starts the template beside nbgrader (`start`); the sandbox's provisioner
+(viewcopy.sandbox.provisioner) asks `active()` for it at every kernel start. The sandbox is built by
+bubblewrap exactly as for a fresh kernel, around a small holder process that lives as long as the
+kernel does (so jupyter_client's process is the sandbox, as before); the template's child joins it
+once the holder says the sandbox is built. Where no template can serve (not Linux, a CUDA device to
+grade, the template ended), kernels start fresh, and the worker says why once; a single fork that
+fails is retried, then that kernel alone starts fresh. The worker counts how each of its kernels
+started (`counts`).
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@ VIEWCOPY_CONTRACT_MANAGER names a manager, swaps it in (tests/support/kernel_man
 README.md says how to run them)."""
 
 import os
+from pathlib import Path
 
 collect_ignore = ["tests"]  # a path given on pytest's command line is collected all the same
 
@@ -21,4 +22,4 @@ if os.environ.get("VIEWCOPY_CONTRACT_MANAGER"):
         pytest_sessionstart,
     )
 
-    _contract.install(os.environ["VIEWCOPY_CONTRACT_MANAGER"])
+    _contract.install(os.environ["VIEWCOPY_CONTRACT_MANAGER"], Path(__file__).parent)
