@@ -1,4 +1,4 @@
-"""One helper publishes every file the package writes whole (`viewcopy.files.atomic`): two
+"""One helper publishes every file (and link) the package writes whole (viewcopy.files.atomic): two
 writers racing on one file leave one of their files whole, never a mix or a torn one, and no
 temporary file behind; a writer that fails leaves the old file; and no module publishes a file
 by rename its own way."""
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from support.course_notebook import ROOT
 
-from viewcopy.files.atomic import write_atomically
+from viewcopy.files.atomic import link_atomically, write_atomically
 
 PACKAGE = ROOT / "src" / "viewcopy"
 HOME = PACKAGE / "files" / "atomic.py"
@@ -64,6 +64,24 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path, mon
     assert [p.name for p in path.parent.iterdir()] == ["kept.txt"]
     monkeypatch.undo()
     assert write_atomically(path, b"x", mode=0o600).stat().st_mode & 0o777 == 0o600
+
+
+def test_a_link_replaces_what_was_there_whole_and_a_failed_one_keeps_it(tmp_path, monkeypatch):
+    name = tmp_path / "kernel-1"
+    name.write_text("a stale socket's place")
+    assert link_atomically(name, "/proc/1/root/run/one-1") == name
+    assert os.readlink(name) == "/proc/1/root/run/one-1"
+    link_atomically(name, "/proc/2/root/run/two-1")
+    assert os.readlink(name) == "/proc/2/root/run/two-1"
+
+    def refuse(*_):
+        raise OSError("read-only")
+
+    monkeypatch.setattr(os, "replace", refuse)
+    with pytest.raises(OSError, match="read-only"):
+        link_atomically(name, "/proc/3/root/run/three-1")
+    assert os.readlink(name) == "/proc/2/root/run/two-1"
+    assert [p.name for p in tmp_path.iterdir()] == ["kernel-1"]
 
 
 def _umask() -> int:

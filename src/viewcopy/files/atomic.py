@@ -39,6 +39,21 @@ def write_atomically(path: Path | str, data: bytes | str, *, mode: int | None = 
     return path
 
 
+def link_atomically(path: Path | str, target: str) -> Path:
+    """Make `path` a symbolic link to `target`, replacing what was there in one rename: a reader
+    finds the old entry or the new link, never none."""
+    path = Path(path)
+    staged = path.with_name(f".{path.name}.{os.urandom(6).hex()}.partial")
+    os.symlink(target, staged)
+    try:
+        os.replace(staged, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staged)
+        raise
+    return path
+
+
 def _default_mode() -> int:
     """What `open` gives a new file: 0o666 less the process's umask (mkstemp gives 0o600). Read
     from /proc where Linux shows it: setting the umask to read it races other threads' files."""

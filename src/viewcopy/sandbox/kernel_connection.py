@@ -13,8 +13,9 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import uuid
 from collections.abc import Iterable
+
+from viewcopy.files.atomic import link_atomically
 
 
 def for_the_kernel(connection_file: str, inside: str) -> bytes:
@@ -33,14 +34,7 @@ def through_root(sandbox_pid: int, inside: str) -> str:
 def link(ip: str, ports: Iterable[int], target: str) -> None:
     """Make each `<ip>-<port>` a link to `<target>-<port>`, replacing what was there at once."""
     for port in ports:
-        name = f"{ip}-{port}"
-        staged = f"{name}.{uuid.uuid4().hex[:8]}"
-        os.symlink(f"{target}-{port}", staged)
-        try:
-            os.replace(staged, name)
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(staged)
+        link_atomically(f"{ip}-{port}", f"{target}-{port}")
 
 
 def unlink(ip: str, ports: Iterable[int], target: str) -> None:
