@@ -37,6 +37,7 @@ from support.the_class import course_of
 from viewcopy.cli import main
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, read_grades
 from viewcopy.grading.grade import FAILED, GRADED, SKIPPED, grade, up_to_date
+from viewcopy.sandbox.kernel_connection import LINK_PREFIX, LINKS
 
 
 @pytest.fixture(scope="session")
@@ -176,6 +177,9 @@ def test_a_killed_grader_leaves_nothing_running_and_the_next_run_grades_only_wha
     outcomes = {o.student_id: o.status for o in grade(course, ASSIGNMENT, progress=False)}
     assert outcomes == {s: SKIPPED if s in done else GRADED for s in HAND_INS}
     assert GRADED in outcomes.values()  # some were in flight or waiting
+    makers = {str(p.pid) for p in started}  # the links to its kernels' sockets: swept
+    links = LINKS.glob(f"{LINK_PREFIX}*")
+    assert [str(link) for link in links if link.name.split("-")[2] in makers] == []
     assert {s: t for s, t in graded(course).items() if s in done} == done  # not regraded
     ours, theirs = read_grades(course), read_grades(plain)
     assert {s: ours[s] for s in HAND_INS} == {s: theirs[s] for s in HAND_INS}

@@ -116,8 +116,10 @@ def manager(request, template, tmp_path, monkeypatch):
 
 
 def probe(coroutine):
-    with contract.alarm(PROBE_S, "the probe"):
-        return asyncio.run(coroutine)
+    """Run `coroutine` to its end in a thread of its own (an event loop an earlier test of the
+    session left in this one cannot get in the way), within PROBE_S."""
+    with contract.alarm(PROBE_S, "the probe"), ThreadPoolExecutor(1) as own:
+        return own.submit(asyncio.run, coroutine).result()
 
 
 async def started(km, **start):

@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 import uuid
 from dataclasses import asdict
 from pathlib import Path
@@ -31,6 +32,8 @@ ENDED = {"shut down": {"its last cell ran"}, "killed": {"its last cell ran"}, "o
 """How each way may end the kernel's run: out of memory, a kernel is killed where a memory cgroup
 holds it before its address space runs out (else its cell gets MemoryError)."""
 """Each way: how nbclient shuts the kernel down at the end (if it still runs), the last cell."""
+GRACE_S = 5.0
+"""How long after nbclient is done a process of the kernel may take to end."""
 CHILDREN = """
 import json, os, subprocess
 group = subprocess.Popen(["sleep", "{token}"])
@@ -60,17 +63,22 @@ def sandbox_processes(provisioner, token: str) -> list:
     return list(found.values())
 
 
-def still_running(processes: list) -> list[str]:
+def still_running(processes: list, within_s: float = GRACE_S) -> list[str]:
+    """Those of `processes` still running `within_s` from now (a killed one takes a moment)."""
     import psutil
 
-    left = []
-    for process in processes:
-        try:
-            if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
-                left.append(f"{process.pid} {' '.join(process.cmdline())}")
-        except psutil.NoSuchProcess:
-            continue
-    return left
+    deadline = time.monotonic() + within_s
+    while True:
+        left = []
+        for process in processes:
+            try:
+                if process.is_running() and process.status() != psutil.STATUS_ZOMBIE:
+                    left.append(f"{process.pid} {process.name()} {' '.join(process.cmdline())}")
+            except psutil.NoSuchProcess:
+                continue
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.1)
 
 
 async def end(way: str, course: Path) -> dict:
@@ -118,12 +126,18 @@ async def end(way: str, course: Path) -> dict:
     )
     try:
         await client.async_execute()
-        ended = "ran on" if last else "its last cell ran"
         outputs = notebook.cells[-1].get("outputs", [])
         errors = [o.get("ename") for o in outputs if o.get("output_type") == "error"]
-        ended = errors[0] if errors else ended
+        said = " ".join(o.get("text", "") for o in outputs if o.get("output_type") == "stream")
+        if "MemoryError" in said:  # IPython short of memory to format its traceback says it so
+            errors.append("MemoryError")
+        ended = (
+            errors[0] if errors else f"ran on ({said[-300:]!r})" if last else "its last cell ran"
+        )
     except DeadKernelError:
         ended = "died"
+    except Exception as exc:  # noqa: BLE001 (said in the report: this way's kernel never ran)
+        return {"ended": f"{type(exc).__name__}: {exc}"}
     km = seen["km"]
     return {
         "ended": ended,
@@ -178,6 +192,10 @@ def leftovers(found: dict) -> list[str]:
             wrong.append(f"{mode}: kernels started {started}")
         for way in WAYS:
             seen = ways[way]
+            if seen["ended"] not in ENDED[way]:
+                wrong.append(f"{mode}, {way}: the kernel's run ended as {seen['ended']}")
+            if "processes" not in seen:
+                continue
             for what in ("processes", "cgroups", "links"):
                 if seen[what]:
                     wrong.append(f"{mode}, {way}: {what} left: {seen[what]}")
@@ -189,8 +207,6 @@ def leftovers(found: dict) -> list[str]:
                 wrong.append(f"{mode}, {way}: its manager still names it: {seen}")
             if "/proc/" in seen["ip after"] or not seen["linked while it ran"]:
                 wrong.append(f"{mode}, {way}: the manager's ip is not its own links: {seen}")
-            if seen["ended"] not in ENDED[way]:
-                wrong.append(f"{mode}, {way}: the kernel's run ended as {seen['ended']}")
             if seen["process count while it ran"] < 3:  # bubblewrap, the kernel, its children
                 wrong.append(f"{mode}, {way}: its processes were not seen: {seen}")
     return wrong

@@ -55,7 +55,7 @@ from viewcopy.grading.record import (
     write_record,
 )
 from viewcopy.grading.worker import STOP, Graded, kill_tree, serve, worker_context
-from viewcopy.sandbox import warm_kernels
+from viewcopy.sandbox import kernel_connection, warm_kernels
 from viewcopy.sandbox.bubblewrap import bwrap_problem, describe
 from viewcopy.sandbox.cgroups import Cgroups
 from viewcopy.sandbox.limits import Limits
@@ -288,6 +288,7 @@ def grade(
         write_record(record_path(course, assignment), outcomes)
         Cgroups.sweep()
         warm_kernels.sweep()
+        kernel_connection.sweep()
     return sorted(outcomes, key=lambda o: o.student_id)
 
 

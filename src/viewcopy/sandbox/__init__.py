@@ -6,7 +6,8 @@ jupyter_client):
 - `Limits`: what one kernel may use; `describe(limits)`: the line that says what isolates a
   kernel on this machine, as whom, and which limits hold and which do not; `bwrap_problem()`:
   why kernels cannot be sandboxed here, or None; `readable_paths(course)`: what a kernel may
-  read, never the course's data; `Cgroups.sweep()`: remove what killed runs left.
+  read, never the course's data; `Cgroups.sweep()`, `kernel_connection.sweep()`: remove what
+  killed runs left (cgroups, links to sockets).
 - `kernel_manager.SandboxedKernelManager` (jupyter_client's kernel manager, loaded by name):
   every kernel it starts runs in a sandbox of its own, reached over sockets inside it; the
   sandbox is its kernels' provisioner (`provisioner`), so it keeps jupyter_client's contract

@@ -6,16 +6,40 @@ read-only where the manager's lies. On the host, every `<ip>-<port>` the manager
 symbolic link to that socket through the sandbox's root, `/proc/<sandbox pid>/root` (`link`),
 which only the grader (or root) may follow. A restart links the same names to the new sandbox,
 so the manager's `ip`, and a client connected before, stay as they were; jupyter_client's own
-cleanup removes the links (`cleanup_ipc_files`), as it removes a kernel's socket files."""
+cleanup removes the links (`cleanup_ipc_files`), as it removes a kernel's socket files. The links
+are named by the process that made them (`host_prefix`): those of a grader killed outright are
+removed by the next run (`sweep`)."""
 
 from __future__ import annotations
 
 import contextlib
 import json
 import os
+import tempfile
+import uuid
 from collections.abc import Iterable
+from pathlib import Path
 
 from viewcopy.files.atomic import link_atomically
+
+LINKS = Path(tempfile.gettempdir())
+LINK_PREFIX = "viewcopy-kernel-"
+
+
+def host_prefix() -> str:
+    """A kernel's `ip` on the host: `<temporary folder>/viewcopy-kernel-<this pid>-<random>`."""
+    return f"{LINKS}/{LINK_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+
+
+def sweep() -> None:
+    """Remove every link to a kernel's socket whose maker has ended."""
+    import psutil
+
+    for link in LINKS.glob(f"{LINK_PREFIX}*-*-*"):
+        maker = link.name.removeprefix(LINK_PREFIX).split("-")[0]
+        if link.is_symlink() and maker.isdigit() and not psutil.pid_exists(int(maker)):
+            with contextlib.suppress(FileNotFoundError):
+                link.unlink()
 
 
 def for_the_kernel(connection_file: str, inside: str) -> bytes:

@@ -81,25 +81,29 @@ class SandboxProvisioner(LocalProvisioner):
         self.cgroups = Cgroups(limits)
         self.user = KernelUser.for_this_grader()
         self.inside = socket_prefix(SOCKETS)
-        kw["env"] = self.kernel_env(limits)
+        kw.pop("env", None)  # the grader's, with the kernelspec's over it: never the kernel's
+        env = self.kernel_env(limits)
         copy = Path(kw.get("cwd") or os.getcwd()).resolve()
         template, argv = warm_kernels.active(), warm_kernels.ipykernel_argv(cmd)
-        if argv is not None and template is not None and template.serves(kw["env"]):
-            forked = await self._fork(template, argv, copy, limits, **kw)
+        if argv is not None and template is not None and template.serves(env):
+            forked = await self._fork(template, argv, copy, limits, env, **kw)
         else:
             forked = False
-        if not forked:
-            await self._launch_sandboxed(cmd, copy, limits, **dict(kw))
+        if not forked:  # jupyter_client's launcher adds to the env it is given: a copy each time
+            await self._launch_sandboxed(cmd, copy, limits, **{**kw, "env": dict(env)})
         warm_kernels.count("warm" if forked else "fresh")
         target = kernel_connection.through_root(self.sandbox_pid, self.inside)
         kernel_connection.link(manager.ip, manager.ports, target)
         return self.connection_info
 
-    async def _fork(self, template, argv: list[str], copy: Path, limits: Limits, **kw) -> bool:
-        """Whether the kernel was forked from `template` (at most FORK_ATTEMPTS tries)."""
+    async def _fork(
+        self, template, argv: list[str], copy: Path, limits: Limits, env: dict, **kw
+    ) -> bool:
+        """Whether the kernel, its environment `env`, was forked from `template` (at most
+        FORK_ATTEMPTS tries)."""
         for attempt in range(FORK_ATTEMPTS):
             try:
-                await self._launch_forked(template, argv, copy, limits, **dict(kw))
+                await self._launch_forked(template, argv, copy, limits, env, **kw)
                 return True
             except warm_kernels.TemplateError as exc:
                 await self.kill()
@@ -145,14 +149,17 @@ class SandboxProvisioner(LocalProvisioner):
         finally:
             os.close(info)
 
-    async def _launch_forked(self, template, argv: list[str], copy: Path, limits: Limits, **kw):
-        """A new sandbox around the holder, and the kernel forked into it from `template` once
-        the holder says the sandbox is built (bubblewrap reports its first process before)."""
+    async def _launch_forked(
+        self, template, argv: list[str], copy: Path, limits: Limits, env: dict, **kw
+    ) -> None:
+        """A new sandbox around the holder, and the kernel (its environment `env`) forked into it
+        from `template` once the holder says the sandbox is built (bubblewrap reports its first
+        process before)."""
         built, built_theirs = os.pipe()
         try:
             try:
-                kw["pass_fds"] = (built_theirs,)
                 holder = warm_kernels.holder(built_theirs)
+                kw.update(pass_fds=(built_theirs,), env=dict(env))
                 await self._launch_sandboxed(holder, copy, limits, self.user.holder(), **kw)
             finally:
                 os.close(built_theirs)
@@ -163,7 +170,7 @@ class SandboxProvisioner(LocalProvisioner):
             sandbox_pid=self.sandbox_pid,
             cgroups=tuple(str(folder) for folder in self.cgroups.folders),
             rlimits=resource_limits(limits, self.cgroups.limited),
-            env={**kw["env"], "PWD": str(copy)},  # as bwrap --chdir
+            env={**env, "PWD": str(copy)},  # as bwrap --chdir
             cwd=str(copy),
             argv=tuple(argv),
             uid=self.user.uid,
