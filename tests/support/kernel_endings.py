@@ -112,6 +112,10 @@ async def end(way: str, course: Path) -> dict:
             seen["connection file"] = km.connection_file
             seen["linked"] = all(os.path.islink(link) for link in seen["links"])
 
+    def failed(execute_reply: dict, **_) -> None:
+        """The error a cell's reply names (its output may come after nbclient stops waiting)."""
+        seen.setdefault("errors", []).append(execute_reply["content"].get("ename"))
+
     client = NotebookClient(  # as nbgrader's Execute: its own manager, shut down at the end
         notebook,
         kernel_manager_class=SandboxedKernelManager,
@@ -123,6 +127,7 @@ async def end(way: str, course: Path) -> dict:
         extra_arguments=["--HistoryManager.hist_file=:memory:"],
         resources={"metadata": {"path": str(copy)}},
         on_cell_executed=started,
+        on_cell_error=failed,
     )
     try:
         await client.async_execute()
