@@ -32,13 +32,19 @@ def host_prefix() -> str:
 
 
 def sweep() -> None:
-    """Remove every link to a kernel's socket whose maker has ended."""
+    """Remove every link of this user's to a kernel's socket whose maker has ended (another
+    user's, in the shared temporary folder, is theirs to remove)."""
     import psutil
 
     for link in LINKS.glob(f"{LINK_PREFIX}*-*-*"):
         maker = link.name.removeprefix(LINK_PREFIX).split("-")[0]
-        if link.is_symlink() and maker.isdigit() and not psutil.pid_exists(int(maker)):
-            with contextlib.suppress(FileNotFoundError):
+        with contextlib.suppress(OSError):  # gone meanwhile, or not ours after all
+            if (
+                link.is_symlink()
+                and link.lstat().st_uid == os.geteuid()
+                and maker.isdigit()
+                and not psutil.pid_exists(int(maker))
+            ):
                 link.unlink()
 
 
