@@ -229,6 +229,8 @@ def test_ctrl_c_finishes_the_submission_in_flight_and_starts_no_other(regraded):
     assert process.returncode == 130, output
     assert "finishing the submissions in flight" in output
     assert recorded(folder) == {"honest_perfect": GRADED, "honest_typical": "interrupted"}
+    assert "1 graded, 0 failed, 1 interrupted" in output  # what it stopped, named
+    assert "  honest_typical: interrupted: " in output
     assert grades(folder, HONEST) == before
     assert all(up_to_date(folder, ASSIGNMENT, s) for s in HONEST)
 
@@ -244,6 +246,7 @@ def test_a_second_ctrl_c_abandons_the_hand_in_in_flight_and_leaves_no_kernel(reg
     output, _ = process.communicate(timeout=60)
     assert process.returncode == 130, output
     assert recorded(folder) == {"honest_perfect": "interrupted", "honest_typical": "interrupted"}
+    assert "0 graded, 0 failed, 2 interrupted" in output, output
     assert not up_to_date(folder, ASSIGNMENT, "honest_perfect")  # the next run grades it
     leftovers = [
         p.info["cmdline"]

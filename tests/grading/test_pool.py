@@ -11,7 +11,15 @@ import pytest
 
 from viewcopy.grading.grade import grading_workers
 from viewcopy.grading.pool import ABANDONED, DRAINING, STOPPED, PoolLost, drain
-from viewcopy.grading.record import GRADED, INTERRUPTED, GradeError, HandInOutcome
+from viewcopy.grading.record import (
+    FAILED,
+    GRADED,
+    INTERRUPTED,
+    SKIPPED,
+    GradeError,
+    HandInOutcome,
+    outcomes_summary,
+)
 
 
 class Scripted:
@@ -120,3 +128,17 @@ def test_by_default_a_worker_grades_at_least_four_hand_ins_and_jobs_is_taken_as_
         1, 1, 1, 2, 2, 3, 8, 8, 8, 8,
     ]  # fmt: skip
     assert [grading_workers(3, n) for n in (1, 2, 3, 4, 500)] == [1, 2, 3, 3, 3]
+
+
+def test_the_summary_counts_and_names_every_hand_in_not_graded():
+    outcomes = [
+        HandInOutcome("a", GRADED),
+        HandInOutcome("b", INTERRUPTED, reason=STOPPED),
+        HandInOutcome("c", FAILED, reason="the kernel died"),
+        HandInOutcome("d", SKIPPED, reason="already graded (--force regrades)"),
+    ]
+    lines = outcomes_summary(outcomes).splitlines()
+    assert lines[0] == "1 graded, 1 failed, 1 interrupted, 1 skipped"
+    assert lines[1:] == [f"  b: interrupted: {STOPPED}", "  c: failed: the kernel died"]
+    graded_only = outcomes_summary([HandInOutcome("a", GRADED)])
+    assert graded_only == "1 graded, 0 failed, 0 skipped"  # as before: no interrupted, no word

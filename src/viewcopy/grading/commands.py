@@ -55,27 +55,37 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
 def run_grade(args: argparse.Namespace) -> str:
     from viewcopy.course.hand_grades import hand_grades
     from viewcopy.grading.grade import SANDBOXED, grade
-    from viewcopy.grading.record import FAILED, GRADED, outcomes_summary, record_path
-
-    outcomes = grade(
-        Path(args.course),
-        args.assignment,
-        jobs=args.jobs,
-        pattern=args.student,
-        force=args.force,
-        limit_s=args.limit,
-        cell_s=args.cell_limit,
-        progress=not args.quiet,
-        sandbox=None if args.no_sandbox else SANDBOXED,
-        cluster=args.cluster,
-        devices=args.devices,
+    from viewcopy.grading.record import (
+        GRADED,
+        NOT_GRADED,
+        outcomes_summary,
+        read_record,
+        record_path,
     )
+
     record = record_path(Path(args.course).resolve(), args.assignment)
+    try:
+        outcomes = grade(
+            Path(args.course),
+            args.assignment,
+            jobs=args.jobs,
+            pattern=args.student,
+            force=args.force,
+            limit_s=args.limit,
+            cell_s=args.cell_limit,
+            progress=not args.quiet,
+            sandbox=None if args.no_sandbox else SANDBOXED,
+            cluster=args.cluster,
+            devices=args.devices,
+        )
+    except KeyboardInterrupt:  # stopped: what it did and did not grade, from its record
+        print(outcomes_summary(list(read_record(record).values())), flush=True)
+        raise
     graded = [o.student_id for o in outcomes if o.status == GRADED]
     kept = hand_grades(Path(args.course), args.assignment, graded).sentence()
     text = "\n".join(filter(None, (outcomes_summary(outcomes), kept)))
     text += f"\nrecord: {record} (nbgrader's log per student beside it)"
-    if any(o.status == FAILED for o in outcomes):
+    if any(o.status in NOT_GRADED for o in outcomes):
         raise SubmissionsFailed(text)
     return text
 

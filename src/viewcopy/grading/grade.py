@@ -45,6 +45,7 @@ from viewcopy.grading.record import (
     FAILED,
     GRADED,
     INTERRUPTED,
+    NOT_GRADED,
     SKIPPED,
     GradeError,
     HandInOutcome,
@@ -319,14 +320,14 @@ def _grade_all(
     say: Callable[[str], None],
 ) -> None:
     """Grade `todo` on the run's pool, each outcome appended to `outcomes` as it comes, with a
-    progress bar counting the failures."""
+    progress bar counting the hand-ins not graded (failed, interrupted)."""
     pool = open_pool(run, len(todo), say)
     bar = _progress_bar(len(todo), pool.slots, progress)
 
     def done(outcome: HandInOutcome) -> None:
         outcomes.append(outcome)
-        failed = sum(o.status == FAILED for o in outcomes)
-        bar.set_postfix_str(f"{failed} failed" if failed else "", refresh=False)
+        counts = {s: sum(o.status == s for o in outcomes) for s in NOT_GRADED}
+        bar.set_postfix_str(", ".join(f"{n} {s}" for s, n in counts.items() if n), refresh=False)
         bar.update(1)
 
     try:

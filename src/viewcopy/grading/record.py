@@ -165,9 +165,11 @@ def not_graded(course: Path, assignment: str) -> dict[str, str]:
 
 
 def outcomes_summary(outcomes: Sequence[HandInOutcome]) -> str:
-    """Counts by status, then every student that was not graded, with the reason."""
-    counts = {s: sum(o.status == s for o in outcomes) for s in (GRADED, FAILED, SKIPPED)}
-    lines = [", ".join(f"{n} {s}" for s, n in counts.items())]
+    """Counts by status (interrupted ones where there are any), then every student that was not
+    graded, with the reason."""
+    counts = {s: sum(o.status == s for o in outcomes) for s in (GRADED, *NOT_GRADED, SKIPPED)}
+    shown = {s: n for s, n in counts.items() if n or s != INTERRUPTED}
+    lines = [", ".join(f"{n} {s}" for s, n in shown.items())]
     warm, fresh = (sum(o.kernels[i] for o in outcomes) for i in (0, 1))
     if warm or fresh:
         lines[0] += f"; kernels: {warm} forked warm, {fresh} started fresh"
