@@ -183,6 +183,15 @@ if __name__ == "__main__":
     print(json.dumps(every_ending(Path(sys.argv[1]))))
 
 
+def cgroups_made(found: dict) -> dict[str, bool]:
+    """Whether each kernel of `every_ending` had cgroups of its own, by mode and way."""
+    return {
+        f"{mode}, {way}": found[mode][way]["cgroup count while it ran"] > 0
+        for mode in ("fresh", "warm")
+        for way in WAYS
+    }
+
+
 def leftovers(found: dict) -> list[str]:
     """What `every_ending` found wrong: anything of a kernel that outlived it, a manager that
     names its dead sandbox or moved its `ip`, a way that did not end the kernel as it says, a

@@ -7,7 +7,7 @@ symbolic link to that socket through the sandbox's root, `/proc/<sandbox pid>/ro
 which only the grader (or root) may follow. A restart links the same names to the new sandbox,
 so the manager's `ip`, and a client connected before, stay as they were; jupyter_client's own
 cleanup removes the links (`cleanup_ipc_files`), as it removes a kernel's socket files. The links
-are named by the process that made them (`host_prefix`): those of a grader killed outright are
+are named by the process that made them (`socket_prefix`): those of a grader killed outright are
 removed by the next run (`sweep`)."""
 
 from __future__ import annotations
@@ -26,9 +26,11 @@ LINKS = Path(tempfile.gettempdir())
 LINK_PREFIX = "viewcopy-kernel-"
 
 
-def host_prefix() -> str:
-    """A kernel's `ip` on the host: `<temporary folder>/viewcopy-kernel-<this pid>-<random>`."""
-    return f"{LINKS}/{LINK_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+def socket_prefix(folder: str | None = None) -> str:
+    """A path in `folder` (the temporary folder by default) no other kernel's sockets share, named
+    by the process that makes it: `<folder>/viewcopy-kernel-<this pid>-<random>`; the kernel's
+    sockets (or the links to them) are `<prefix>-<port>`."""
+    return f"{folder or LINKS}/{LINK_PREFIX}{os.getpid()}-{uuid.uuid4().hex[:12]}"
 
 
 def sweep() -> None:
@@ -65,12 +67,3 @@ def link(ip: str, ports: Iterable[int], target: str) -> None:
     """Make each `<ip>-<port>` a link to `<target>-<port>`, replacing what was there at once."""
     for port in ports:
         link_atomically(f"{ip}-{port}", f"{target}-{port}")
-
-
-def unlink(ip: str, ports: Iterable[int], target: str) -> None:
-    """Remove each `<ip>-<port>` that still links to `<target>-<port>` (nothing else)."""
-    for port in ports:
-        name = f"{ip}-{port}"
-        with contextlib.suppress(OSError):
-            if os.readlink(name) == f"{target}-{port}":
-                os.unlink(name)

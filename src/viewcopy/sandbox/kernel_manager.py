@@ -7,9 +7,8 @@ the sandbox instead of started fresh in it."""
 from __future__ import annotations
 
 from jupyter_client.manager import AsyncKernelManager
-from traitlets import Dict, List, Unicode, default
+from traitlets import Dict, List, Unicode
 
-from viewcopy.sandbox import kernel_connection
 from viewcopy.sandbox.provisioner import SandboxProvisioner
 from viewcopy.sandbox.unix_sockets import UnixSockets
 
@@ -21,10 +20,6 @@ class SandboxedKernelManager(UnixSockets, AsyncKernelManager):
     readable = List(Unicode(), help="folders mounted read-only").tag(config=True)
     limits = Dict(help="Limits fields").tag(config=True)
     _sandbox: SandboxProvisioner | None = None
-
-    @default("ip")
-    def _ip_default(self) -> str:
-        return kernel_connection.host_prefix()
 
     @property
     def provisioner(self) -> SandboxProvisioner | None:

@@ -14,7 +14,8 @@ other goes to the kernel's process group, as jupyter_client's own provisioner se
 kernel's: an interrupt (signal or message alike) reaches what the kernel started.
 
 Cleanup, after every end and before a restart: what is left in the kernel's cgroups is killed,
-the cgroups and the host's links to its sockets are removed, and nothing names its pid."""
+the cgroups removed, and nothing names its pid (jupyter_client removes the links to its
+sockets)."""
 
 from __future__ import annotations
 
@@ -34,7 +35,6 @@ from viewcopy.sandbox.bubblewrap import SOCKETS, sandboxed
 from viewcopy.sandbox.cgroups import Cgroups
 from viewcopy.sandbox.kernel_template import KernelRequest
 from viewcopy.sandbox.limits import SANDBOX_KEEPS, Limits, kernel_environment, resource_limits
-from viewcopy.sandbox.unix_sockets import socket_prefix
 from viewcopy.sandbox.users import KernelUser
 
 FORK_ATTEMPTS = 2
@@ -68,10 +68,11 @@ class SandboxProvisioner(LocalProvisioner):
         """The kernel's whole environment: the sandbox's (nothing of the grader's), with the
         kernelspec's `env` over it, templated against the sandbox's as jupyter_client templates it
         against the kernel's, except SANDBOX_KEEPS."""
-        env = kernel_environment(limits)
+        sandbox = kernel_environment(limits)
+        env = dict(sandbox)
         for key, value in (self.kernel_spec.env or {}).items():
             if key not in SANDBOX_KEEPS:
-                env[key] = Template(value).safe_substitute(kernel_environment(limits))
+                env[key] = Template(value).safe_substitute(sandbox)
         self._finalize_env(env)
         return env
 
@@ -80,7 +81,7 @@ class SandboxProvisioner(LocalProvisioner):
         limits = Limits(**manager.limits)
         self.cgroups = Cgroups(limits)
         self.user = KernelUser.for_this_grader()
-        self.inside = socket_prefix(SOCKETS)
+        self.inside = kernel_connection.socket_prefix(SOCKETS)
         kw.pop("env", None)  # the grader's, with the kernelspec's over it: never the kernel's
         env = self.kernel_env(limits)
         copy = Path(kw.get("cwd") or os.getcwd()).resolve()
@@ -214,10 +215,7 @@ class SandboxProvisioner(LocalProvisioner):
         await super().send_signal(signum)
 
     async def cleanup(self, restart: bool = False) -> None:
-        manager = self.parent
-        if self.sandbox_pid is not None:
-            target = kernel_connection.through_root(self.sandbox_pid, self.inside)
-            kernel_connection.unlink(manager.ip, manager.ports, target)
+        """After jupyter_client's own (which removes the links, as a kernel's socket files)."""
         if self.cgroups is not None:
             await asyncio.to_thread(self.cgroups.remove)
             self.cgroups = None

@@ -9,18 +9,11 @@ cannot be taken. jupyter_client removes the files when the kernel shuts down."""
 
 from __future__ import annotations
 
-import tempfile
-import uuid
-
 from jupyter_client.localinterfaces import localhost
 from jupyter_client.manager import AsyncKernelManager
 from traitlets import default
 
-
-def socket_prefix(folder: str | None = None) -> str:
-    """A path in `folder` (the temporary folder by default) no other kernel's sockets share; the
-    kernel's sockets are `<prefix>-<port>`."""
-    return f"{folder or tempfile.gettempdir()}/viewcopy-kernel-{uuid.uuid4().hex[:12]}"
+from viewcopy.sandbox.kernel_connection import socket_prefix
 
 
 class UnixSockets:
