@@ -18,8 +18,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-LIMITS_FIELDS = dict(cpu_s=5, memory_bytes=2**30, processes=64, scratch_bytes=8 * 2**20)
-"""Small enough that a kernel can run past its CPU time and its memory in seconds."""
+LIMITS_FIELDS = dict(cpu_s=5, memory_bytes=2 * 2**30, processes=64, scratch_bytes=8 * 2**20)
+"""Small enough that a kernel can run past its CPU time and its memory in seconds, and large
+enough that a kernel forked from the lab's template starts: it maps 1.3 GB, and without a memory
+cgroup its address space is held to the memory limit (at 1 GiB it had 36 KB to spare, and a
+kernel that could not map a thread's stack died before its first cell)."""
 WAYS = {
     "shut down": ("graceful", None),
     "killed": ("immediate", None),
@@ -143,6 +146,8 @@ async def end(way: str, course: Path) -> dict:
         ended = "died"
     except Exception as exc:  # noqa: BLE001 (said in the report: this way's kernel never ran)
         return {"ended": f"{type(exc).__name__}: {exc}"}
+    if "km" not in seen:  # its first cell, which names what to look for, never finished
+        return {"ended": f"{ended} in its first cell"}
     km = seen["km"]
     return {
         "ended": ended,

@@ -16,8 +16,10 @@ from viewcopy.course.assignment import LAB_IMPORTS  # noqa: E402
 from viewcopy.sandbox import Limits, describe, warm_kernels  # noqa: E402
 from viewcopy.sandbox.cgroups import CONTROLLERS, parents  # noqa: E402
 
-LIMITS = Limits(cpu_s=60, memory_bytes=1 * 2**30, processes=64, scratch_bytes=8 * 2**20)
-PROBE = """
+LIMITS = Limits(cpu_s=60, memory_bytes=2 * 2**30, processes=64, scratch_bytes=8 * 2**20)
+"""Memory above what a forked kernel maps (support.kernel_endings), its address space (twice it
+with a memory cgroup) below what PROBE asks for."""
+PROBE = f"""
 import json, os, subprocess
 children, said = [], "ok"
 try:
@@ -28,11 +30,11 @@ except OSError as exc:
 for child in children:
     child.kill()
 try:
-    held = bytearray(3 * 2**30)
+    held = bytearray({2 * LIMITS.memory_bytes + 2**30})
     memory = "allocated"
 except MemoryError:
     memory = "MemoryError"
-print(json.dumps({"uid": os.getuid(), "spawn": [said, len(children)], "memory": memory}))
+print(json.dumps({{"uid": os.getuid(), "spawn": [said, len(children)], "memory": memory}}))
 """
 
 
