@@ -1,12 +1,18 @@
 import json
+from dataclasses import replace
 
 import pytest
 import torch
 
 import viewcopy
 from viewcopy.engine.devices import available_devices
+from viewcopy.exercise.predictions import TWENTY, parse_predictions
 from viewcopy.locking.file import LockError, read_lock
+from viewcopy.locking.flow import LockState, LockStatus, part_status
+from viewcopy.locking.judge import LockPolicy, judge
 from viewcopy.locking.record import LOCK_FILE
+from viewcopy.locking.store import init_data
+from viewcopy.notebook.rules_after import NOT_LOCKED
 
 
 def predictions(**changes):
@@ -95,3 +101,32 @@ def test_the_instructor_s_master_never_leaves_a_lock_beside_it(tmp_path, monkeyp
     assert viewcopy.reveal(predictions()).score.correct >= 0
     assert list(master.iterdir()) == []
     viewcopy.lock(predictions(i8=("copy", "the master may change after its reveal")))
+
+
+def test_every_lock_state_keeps_its_word_and_only_locked_earns_credit(workdir, monkeypatch):
+    """Each state as the flow and grading measure it: shown and written (JSON) as the same word
+    as before the states had names; only `locked` earns credit, and the rules-after cell says
+    why for every other state."""
+    monkeypatch.delenv("VIEWCOPY_LOCK_SERVICE", raising=False)
+    viewcopy.lock(predictions())
+    record, kept = read_lock(), parse_predictions(predictions())
+    edited = parse_predictions(predictions(i2=("copy", "a step slice must copy the elements")))
+    init_data(workdir / "service")
+    strict = LockPolicy(workdir / "service", unverified_earn_credit=False)
+    forged = replace(record, receipts=[{"event": "lock", "signature": "0" * 64}])
+    measured = [
+        part_status(TWENTY, kept, record),
+        part_status(TWENTY, kept, replace(record, lost_lock="the file was deleted")),
+        part_status(TWENTY, edited, record),
+        part_status(TWENTY, kept, None),
+        judge(strict, TWENTY, kept, record, "ada", "view_or_copy"),
+        judge(strict, TWENTY, kept, forged, "ada", "view_or_copy"),
+    ]
+    states = [status.state for status in measured]
+    assert states == list(LockState)
+    words = ["locked", "relocked", "changed", "missing", "unverified", "forged"]
+    assert json.dumps(states) == json.dumps(words)
+    assert [str(s) for s in states] == [f"{s}" for s in states] == words
+    assert [status.counts for status in measured] == [True, False, False, False, False, False]
+    assert set(NOT_LOCKED) == set(LockState) - {LockState.LOCKED}
+    assert LockStatus("changed", "given by its word").state is LockState.CHANGED

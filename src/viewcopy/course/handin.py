@@ -25,6 +25,7 @@ from viewcopy.exercise.predictions import TWENTY, parse_predictions
 from viewcopy.exercise.written import ComputedSheet, Unreadable, computed, predictions_literal
 from viewcopy.locking.canonical import matches
 from viewcopy.locking.file import LockError, read_lock
+from viewcopy.locking.flow import LockState
 from viewcopy.locking.judge import NOT_VERIFIED, VERIFIED, LockPolicy, judge
 from viewcopy.locking.record import LOCK_FILE, LockRecord, record_from_json, stored
 from viewcopy.locking.recover import lock_in_outputs
@@ -178,19 +179,19 @@ def _judged(
     except Unreadable as exc:
         return HandIn(student, FORGED, _join(problem, str(exc)), submitted, refused=refused)
     verdict = judge(policy, TWENTY, submitted, record, student, assignment) if submitted else None
-    counts = verdict is not None and verdict.state == "locked"
-    if verdict is not None and verdict.state == "forged":
+    counts = verdict is not None and verdict.counts
+    if verdict is not None and verdict.state is LockState.FORGED:
         return HandIn(student, FORGED, _join(problem, verdict.reason), submitted, refused=refused)
     if record is None and not (served and served.locks):
         return HandIn(student, NEVER_LOCKED, problem, submitted, submitted, counts, refused=refused)
     if submitted is None:
         return HandIn(student, UNREADABLE, problem, None, locked, counts, refused=refused)
-    if verdict.state == "changed":
+    if verdict.state is LockState.CHANGED:
         before = locked if record and verdict.changed_items else None
         return HandIn(
             student, CHANGED, problem, submitted, before, counts, verdict.changed_items, refused
         )
-    if verdict.state == "relocked":
+    if verdict.state is LockState.RELOCKED:
         reason = _join(problem, verdict.reason)
         return HandIn(student, RELOCKED, reason, submitted, None, counts, refused=refused)
     trusts = {VERIFIED: LOCKED_VERIFIED, NOT_VERIFIED: LOCKED_NOT_VERIFIED}

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from viewcopy.exercise.part import Prediction
+from viewcopy.locking.flow import LockState
 
 if TYPE_CHECKING:  # the policy needs no torch; the truth it is applied to was measured elsewhere
     from viewcopy.exercise.measured import ItemTruth
@@ -98,8 +99,9 @@ def judge_prediction(prediction: Prediction, truth: ItemTruth) -> tuple[bool, st
 class Score:
     """The prediction score and whether it counts: only predictions locked before looking do.
 
-    `balanced` is the balanced score (0-1); `base` what a constant sheet scores here; `constant`
-    whether the sheet gave one verdict to all twenty; `policy` how the course credits them.
+    `lock_state` is the sheet's lock state (only `LockState.LOCKED` counts); `balanced` the
+    balanced score (0-1); `base` what a constant sheet scores here; `constant` whether the sheet
+    gave one verdict to all twenty; `policy` how the course credits them.
     """
 
     correct: int
@@ -113,7 +115,7 @@ class Score:
 
     @property
     def counts(self) -> bool:
-        return self.lock_state == "locked"
+        return self.lock_state == LockState.LOCKED
 
     @property
     def share(self) -> float:
@@ -159,7 +161,7 @@ class Score:
 def score_sheet(
     parsed: Mapping[int, Prediction],
     table: Mapping[int, ItemTruth],
-    lock_state: str = "locked",
+    lock_state: str = LockState.LOCKED,
     reason: str = "",
     policy: str | None = None,
 ) -> Score:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from enum import Enum
 
 from viewcopy.locking.canonical import fingerprint, matches
 from viewcopy.locking.client import (
@@ -42,24 +43,46 @@ from viewcopy.locking.record import (
     stored,
 )
 
-HELD = ("locked", "relocked")
-"""The states of answers that match their lock; only `locked` earns credit (`relocked`: locked
-after a reveal already seen, its earlier lock lost)."""
+
+class LockState(str, Enum):
+    """How a part's answers stand against its lock; a member is its word wherever it is shown or
+    written (`str`, f-strings, JSON). `RELOCKED`: locked after a reveal already seen; `UNVERIFIED`
+    and `FORGED` only when grading with a lock service. Only `LOCKED` earns credit."""
+
+    LOCKED = "locked"
+    RELOCKED = "relocked"
+    CHANGED = "changed"
+    MISSING = "missing"
+    UNVERIFIED = "unverified"
+    FORGED = "forged"
+
+    __str__ = str.__str__  # as enum.StrEnum does (Python 3.11 on)
+    __format__ = str.__format__
+
+
+HELD = (LockState.LOCKED, LockState.RELOCKED)
+"""The states of answers that match their lock (`relocked`: its earlier lock lost)."""
 
 
 @dataclass(frozen=True)
 class LockStatus:
-    """How a part's answers stand against its lock: `locked`, `relocked` (after a reveal already
-    seen), `changed` or `missing` (and, when grading with a lock service, `unverified` or
-    `forged`: no credit). `trust` says what stands
-    behind a lock: `verified` by the course's lock service, `not verified`, or "" where the
-    course runs no service."""
+    """How a part's answers stand against its lock (`state`, given as a LockState or its value)
+    and why. `trust` says what stands behind a lock: `verified` by the course's lock service,
+    `not verified`, or "" where the course runs no service."""
 
-    state: str
+    state: LockState
     reason: str
     changed_items: tuple = ()
     record: LockRecord | None = None
     trust: str = ""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "state", LockState(self.state))
+
+    @property
+    def counts(self) -> bool:
+        """Whether the answers earn credit: only a `locked` lock does."""
+        return self.state is LockState.LOCKED
 
 
 def part_status(
@@ -69,20 +92,20 @@ def part_status(
     held = record.part(part.key) if record else None
     if held is None:
         return LockStatus(
-            "missing", f"No lock: {part.label} was never locked, so it counts for nothing."
+            LockState.MISSING, f"No lock: {part.label} was never locked, so it counts for nothing."
         )
     if matches(stored(answers), held.fingerprint) and record.lost_lock:
         reason = (
             f"Locked at {held.locked_at}, after a reveal this notebook had shown: its earlier "
             f"lock was lost ({record.lost_lock}), so {part.label} count for nothing."
         )
-        return LockStatus("relocked", reason, (), record)
+        return LockStatus(LockState.RELOCKED, reason, (), record)
     if matches(stored(answers), held.fingerprint):
         reason = f"Locked at {held.locked_at}, unchanged since.{held.service_note()}"
-        return LockStatus("locked", reason, (), record)
+        return LockStatus(LockState.LOCKED, reason, (), record)
     changed = changed_keys(answers, held)
     return LockStatus(
-        "changed",
+        LockState.CHANGED,
         f"Changed after the lock of {held.locked_at} ({part.noun}s {_keys(changed)}): "
         f"{part.label} changed after locking count for nothing.",
         changed,
@@ -224,11 +247,11 @@ def reveal(
     record = read_lock(directory)
     current = part_status(part, answers, record)
     held = record.part(part.key) if record else None
-    if current.state == "missing":
+    if current.state is LockState.MISSING:
         raise LockError(
             f"Nothing is locked yet: run the {part.lock_call} cell above before the reveal."
         )
-    if current.state == "changed":
+    if current.state is LockState.CHANGED:
         raise LockError(
             changed_after_reveal(part, current, held)
             if held.revealed_at

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from viewcopy.locking.canonical import matches
-from viewcopy.locking.flow import LockStatus, part_status
+from viewcopy.locking.flow import LockState, LockStatus, part_status
 from viewcopy.locking.receipts import ForgedReceipt, verify
 from viewcopy.locking.record import Answer, LockRecord, PartName, stored
 from viewcopy.locking.store import load_key, student_locks
@@ -68,13 +68,13 @@ def _served(same: bool, served, record, what: str, changed: tuple) -> LockStatus
     refused = f"; it refused {served.refused} lock(s) after the reveal" if served.refused else ""
     if same:
         return LockStatus(
-            "locked",
+            LockState.LOCKED,
             f"Locked {when} (server times of the course's lock service), unchanged since"
             f"{refused}.",
             record=record, trust=VERIFIED,
         )  # fmt: skip
     return LockStatus(
-        "changed",
+        LockState.CHANGED,
         f"Changed after the lock: the course's lock service recorded the lock {when}, and these "
         f"{what} differ from it{refused}. Answers changed after locking count for nothing.",
         changed, record, VERIFIED,
@@ -87,21 +87,21 @@ def _unserved(policy, local, receipts, locked, student, name, record) -> LockSta
         verified = _verified_lock(load_key(policy.service_data), receipts, locked, student, name)
     except ForgedReceipt as exc:
         return LockStatus(
-            "forged", f"The lock's receipt is not the course's: {exc}. It earns nothing.",
+            LockState.FORGED, f"The lock's receipt is not the course's: {exc}. It earns nothing.",
             record=record, trust=FORGED,
         )  # fmt: skip
-    if verified is not None and local.state == "locked":
+    if verified is not None and local.state is LockState.LOCKED:
         return replace(local, reason=f"Locked at {verified['at']} (the service's receipt).",
                        trust=VERIFIED)  # fmt: skip
-    if local.state != "locked":
+    if local.state is not LockState.LOCKED:
         return replace(local, trust=NOT_VERIFIED if locked else "")
     note = f"{local.reason} Not verified: the course's lock service has no record of this lock"
     if policy.unverified_earn_credit:
         return replace(local, reason=f"{note} (it counts; the class report flags it).",
                        trust=NOT_VERIFIED)  # fmt: skip
     return replace(
-        local, state="unverified", reason=f"{note}, and this course gives such locks no credit.",
-        trust=NOT_VERIFIED,
+        local, state=LockState.UNVERIFIED,
+        reason=f"{note}, and this course gives such locks no credit.", trust=NOT_VERIFIED,
     )  # fmt: skip
 
 

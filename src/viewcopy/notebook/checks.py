@@ -124,7 +124,7 @@ def rules_after_credit(
         print(f"{reason}: no rule can be judged against it.")
         return Credit(0.0, record)
     lock_record = context.lock_record()
-    if (lock := _twenty_lock(predictions, lock_record, context)).state != "locked":
+    if not (lock := _twenty_lock(predictions, lock_record, context)).counts:
         print(not_locked(lock, points))
         return Credit(0.0, record)
     _, _, judged = _judged(predictions)

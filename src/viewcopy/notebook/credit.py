@@ -73,6 +73,6 @@ def part_credit(
     lock = context.lock_status(part, parsed, lock_record)
     headline, misses, share = assess(parsed, lock_record)
     print("\n".join([*headline, lock.reason, *misses]))
-    credit = round(points * share, 4) if lock.state == "locked" else 0.0
+    credit = round(points * share, 4) if lock.counts else 0.0
     print(f"Credit: {credit:g}/{points:g}")
     return Credit(credit, record)

@@ -11,7 +11,7 @@ from viewcopy.exercise.next_predictions import NEXT, hand_in_draw
 from viewcopy.exercise.predictions import TWENTY
 from viewcopy.exercise.rules import rule_after_problem
 from viewcopy.locking.canonical import matches
-from viewcopy.locking.flow import LockStatus
+from viewcopy.locking.flow import LockState, LockStatus
 from viewcopy.locking.record import LockRecord
 
 Held = dict[str, list[tuple[str, bool | None]]]
@@ -20,20 +20,20 @@ None where they lock no answer to it)."""
 
 
 NOT_LOCKED = {
-    "missing": "were never locked before the reveal",
-    "changed": "changed after their lock",
-    "relocked": "were locked only after their reveal had been shown",
-    "unverified": "have a lock this course's lock service cannot vouch for",
-    "forged": "have a lock whose receipt is not the course's",
+    LockState.MISSING: "were never locked before the reveal",
+    LockState.CHANGED: "changed after their lock",
+    LockState.RELOCKED: "were locked only after their reveal had been shown",
+    LockState.UNVERIFIED: "have a lock this course's lock service cannot vouch for",
+    LockState.FORGED: "have a lock whose receipt is not the course's",
 }
-"""Why a twenty does not stand as locked before the reveal, by its lock's state (every state
-but `locked`: locking.flow, locking.judge)."""
+"""Why a twenty does not stand as locked before the reveal, by its lock's state (every state but
+`LockState.LOCKED`)."""
 
 
 def not_locked(lock: LockStatus, points: float) -> str:
     """The one sentence of a rules-after cell whose twenty do not stand as locked before the
     reveal (`lock`, as their own check judged it): no locked misses, so nothing to earn."""
-    why = NOT_LOCKED.get(lock.state, f"have no lock that counts ({lock.state})")
+    why = NOT_LOCKED[lock.state]
     return (
         f"0/{points:g} for rules after: your {TWENTY.label} {why}, so there were no locked "
         "misses to write rules after for (next time, lock them before you look, and change "

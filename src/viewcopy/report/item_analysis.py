@@ -74,7 +74,7 @@ def locked_next_sheet(handin: HandIn, policy: LockPolicy, assignment: str) -> Sh
     if not sheet or handin.record is None:
         return None
     status = judge(policy, NEXT, sheet, handin.record, handin.student, assignment)
-    return sheet if status.state == "locked" else None
+    return sheet if status.counts else None
 
 
 def _expression(op: NextOp) -> str:
