@@ -2,8 +2,11 @@
 writers of the same file never share a temporary name (the last rename wins, whole).
 
 The bytes go to a temporary file with a unique name in the same folder (a rename is atomic only
-within one file system), are flushed and `fsync`ed, then renamed over the target, and the folder
-is `fsync`ed so the rename survives a crash. Standard library only: the lock client, which runs in
+within one file system), created with the file's own mode (never more open than it, not for an
+instant: a secret's temporary is its owner's alone from the start), flushed and `fsync`ed, then
+renamed over the target, and the folder is `fsync`ed so the rename survives a crash.
+`write_once` publishes with a hard link instead, which never replaces: the first file made is
+the file, for good (keys, secrets, ids). Standard library only: the lock client, which runs in
 students' kernels, uses it too.
 """
 
@@ -11,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from pathlib import Path
 
 
@@ -20,16 +22,8 @@ def write_atomically(path: Path | str, data: bytes | str, *, mode: int | None = 
     `mode`: the file's permissions (default: 0o666 less the umask, as `open` gives)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    descriptor, temporary = tempfile.mkstemp(
-        dir=path.parent, prefix=f".{path.name}.", suffix=".partial"
-    )
+    temporary = _staged(path, data, mode)
     try:
-        with os.fdopen(descriptor, "wb") as sink:
-            sink.write(payload)
-            sink.flush()
-            os.fsync(sink.fileno())
-        os.chmod(temporary, _default_mode() if mode is None else mode)
         os.replace(temporary, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -37,6 +31,55 @@ def write_atomically(path: Path | str, data: bytes | str, *, mode: int | None = 
         raise
     _sync_folder(path.parent)
     return path
+
+
+def write_once(path: Path | str, data: bytes | str, *, mode: int | None = None) -> bool:
+    """Publish `data` (text is written as UTF-8) as `path`, whole, only if nothing is there yet;
+    its folder is made if missing. True when this call made the file; False when `path` already
+    existed (or another writer's file got there first), which is then left as it was: a file
+    written once is never replaced. `mode`: as for `write_atomically`; the file never has more
+    permissions than it, not even while it is written."""
+    path = Path(path)
+    if os.path.lexists(path):
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = _staged(path, data, mode)
+    try:
+        os.link(temporary, path)  # never replaces: FileExistsError where a file got there first
+    except FileExistsError:
+        return False
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+    _sync_folder(path.parent)
+    return True
+
+
+def _staged(path: Path, data: bytes | str, mode: int | None) -> str:
+    """A new temporary file beside `path` holding `data`, flushed and `fsync`ed, with `mode`
+    (None: what `open` gives) from its creation: made with it (the umask can only take
+    permissions away) and set exactly before a byte is written, so it is never more open."""
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    final = _default_mode() if mode is None else mode
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        temporary = str(path.with_name(f".{path.name}.{os.urandom(6).hex()}.partial"))
+        try:
+            descriptor = os.open(temporary, flags, final)
+        except FileExistsError:
+            continue  # another writer's temporary has that name: draw another
+        break
+    try:
+        with os.fdopen(descriptor, "wb") as sink:
+            os.fchmod(sink.fileno(), final)  # exactly `mode`, whatever the umask took from it
+            sink.write(payload)
+            sink.flush()
+            os.fsync(sink.fileno())
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(temporary)
+        raise
+    return temporary
 
 
 def link_atomically(path: Path | str, target: str) -> Path:
@@ -55,8 +98,8 @@ def link_atomically(path: Path | str, target: str) -> Path:
 
 
 def _default_mode() -> int:
-    """What `open` gives a new file: 0o666 less the process's umask (mkstemp gives 0o600). Read
-    from /proc where Linux shows it: setting the umask to read it races other threads' files."""
+    """What `open` gives a new file: 0o666 less the process's umask. Read from /proc where
+    Linux shows it: setting the umask to read it races other threads' files."""
     with contextlib.suppress(OSError, ValueError, StopIteration):
         status = Path("/proc/self/status").read_text().splitlines()
         return 0o666 & ~int(next(s for s in status if s.startswith("Umask:")).split()[1], 8)

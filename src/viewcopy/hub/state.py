@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, build_course, enrol, run_nbgrader
-from viewcopy.files.atomic import publish_folder, write_atomically
+from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, enrol, run_nbgrader
+from viewcopy.course.folder import build_course
+from viewcopy.files.atomic import publish_folder, write_atomically, write_once
 from viewcopy.hub.permissions import check_reachable, close_repository, lay_out
 from viewcopy.lms.keys import ToolKey
 from viewcopy.lms.registration import REGISTRATION_FILE, Registration, lms_folder
@@ -201,6 +202,5 @@ def keep_secrets(folder: Path) -> None:
         "password": lambda: secrets.token_urlsafe(12),
         "admin_token": lambda: secrets.token_hex(32),
     }
-    for name, make in made.items():
-        if not (folder / name).exists():
-            write_atomically(folder / name, make() + "\n", mode=0o600)
+    for name, make in made.items():  # a secret kept is never rewritten, even by a start racing
+        write_once(folder / name, make() + "\n", mode=0o600)

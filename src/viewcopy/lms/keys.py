@@ -5,7 +5,6 @@ fetched again only when a token names a key they lack (the platform rotated its 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import stat
@@ -13,6 +12,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+from viewcopy.files.atomic import write_once
 
 KEY_FILE = "tool_key.pem"
 KEY_BITS = 2048
@@ -47,8 +48,8 @@ class ToolKey:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(folder, 0o700)
         path = folder / KEY_FILE
-        if not path.exists():
-            _write_once(path, _new_private_pem())
+        if not path.exists():  # generating a key takes a while: only where there is none
+            write_once(path, _new_private_pem().encode("ascii"), mode=0o600)
         return cls.load(path)
 
     @classmethod
@@ -96,23 +97,6 @@ def _new_private_pem() -> str:
         serialization.PrivateFormat.PKCS8,
         serialization.NoEncryption(),
     ).decode("ascii")
-
-
-def _write_once(path: Path, pem: str) -> None:
-    """Write a whole file with mode 0600 beside `path`, then link it into place only if `path`
-    still does not exist (os.link never replaces), so nothing ever rewrites a key."""
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    try:
-        with os.fdopen(fd, "w", encoding="ascii") as sink:
-            sink.write(pem)
-            sink.flush()
-            os.fsync(sink.fileno())
-        # another process made the course's key first: that one is the key
-        with contextlib.suppress(FileExistsError):
-            os.link(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
 
 
 def fetch_key_set(url: str) -> dict:

@@ -7,14 +7,14 @@ lock refused because it came after the reveal, each with the service's own time.
 
 from __future__ import annotations
 
-import os
 import secrets
 import sqlite3
-import tempfile
 from contextlib import closing
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+
+from viewcopy.files.atomic import write_once
 
 KEY_FILE = "key"
 DB_FILE = "locks.sqlite"
@@ -54,27 +54,12 @@ def init_data(data_dir: Path) -> None:
     """Create the data folder, its key and service id (once, never overwritten) and the database."""
     data_dir = Path(data_dir)
     data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-    write_once(data_dir / KEY_FILE, secrets.token_hex(32))
-    write_once(data_dir / ID_FILE, f"viewcopy-lock-{secrets.token_hex(8)}")
+    write_once(data_dir / KEY_FILE, secrets.token_hex(32), mode=0o600)
+    write_once(data_dir / ID_FILE, f"viewcopy-lock-{secrets.token_hex(8)}", mode=0o600)
     with closing(sqlite3.connect(data_dir / DB_FILE)) as db:
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(SCHEMA)
         db.commit()
-
-
-def write_once(path: Path, text: str) -> None:
-    """Write `text` to `path` (mode 0600) unless it exists; atomic, so readers never see half."""
-    if path.exists():
-        return
-    handle, temporary = tempfile.mkstemp(dir=path.parent)
-    try:
-        with os.fdopen(handle, "w") as file:
-            file.write(text)
-        os.link(temporary, path)
-    except FileExistsError:
-        pass
-    finally:
-        os.unlink(temporary)
 
 
 def missing(data_dir: Path, name: str) -> FileNotFoundError:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from viewcopy.files.atomic import write_once
 from viewcopy.locking.file import lock_file_text
 from viewcopy.locking.record import LOCK_FILE
 from viewcopy.locking.recover import lock_in_outputs
@@ -38,6 +39,6 @@ class PlaceHandedInLock(CoursePreprocessor):
     def preprocess(self, nb, resources):
         record = nb.metadata.pop(STASH, None)
         path = Path(resources["metadata"]["path"]) / LOCK_FILE
-        if isinstance(record, dict) and not path.exists():
-            path.write_text(lock_file_text(record), encoding="utf-8")
+        if isinstance(record, dict):  # a lock file already there is the hand-in's: kept
+            write_once(path, lock_file_text(record))
         return nb, resources
