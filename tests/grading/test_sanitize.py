@@ -30,7 +30,7 @@ from viewcopy.course.check_record import KEY as RECORD_KEY
 from viewcopy.display.cost_figure import cost_bundles
 from viewcopy.display.diagram import Diagram
 from viewcopy.display.explorer import Explorer
-from viewcopy.display.safe_html import clean, is_clean, safe_markdown
+from viewcopy.display.safe_html import is_clean, safe_markdown, sanitize_html
 from viewcopy.engine.cost import measure_costs
 from viewcopy.exercise.measured import measured_truth
 from viewcopy.instructor.master import measured_next_predictions, measured_predictions
@@ -74,20 +74,20 @@ PARSER_TRICKS = [
 
 @pytest.mark.parametrize("fragment", PARSER_TRICKS)
 def test_parser_tricks_come_out_as_text(fragment):
-    cleaned = clean(fragment)
+    cleaned = sanitize_html(fragment)
     assert active_content(cleaned) == [] and "onerror" not in cleaned, cleaned
 
 
 @pytest.mark.parametrize("fragment", HOSTILE)
 def test_the_allowlist_removes_what_runs_or_loads(fragment):
     assert active_content(fragment) or "fill=" in fragment  # the checker sees it (it can fail)
-    cleaned = clean(fragment)
+    cleaned = sanitize_html(fragment)
     assert active_content(cleaned) == [], cleaned
     assert "url(" not in cleaned and "javascript" not in cleaned.lower(), cleaned
 
 
 def test_text_survives_as_text():
-    cleaned = clean(f"<p>shares x's storage {img('rule')} &amp; strides</p>")
+    cleaned = sanitize_html(f"<p>shares x's storage {img('rule')} &amp; strides</p>")
     assert cleaned.startswith("<p>shares x's storage") and "&amp; strides" in cleaned
     assert active_content(cleaned) == []
 
@@ -139,12 +139,12 @@ MISLEADING = {
 
 @pytest.mark.parametrize("fragment", ACCESSIBLE)
 def test_what_makes_the_lab_accessible_is_kept(fragment):
-    assert is_clean(fragment), clean(fragment)
+    assert is_clean(fragment), sanitize_html(fragment)
 
 
 @pytest.mark.parametrize("fragment", MISLEADING)
 def test_accessibility_attributes_are_kept_only_as_the_lab_writes_them(fragment):
-    assert clean(fragment) == MISLEADING[fragment]
+    assert sanitize_html(fragment) == MISLEADING[fragment]
 
 
 def test_the_cost_table_and_figure_survive_unchanged():

@@ -9,7 +9,7 @@ import argparse
 from pathlib import Path
 
 from viewcopy.display.formats import FORMATS, render, render_one
-from viewcopy.engine.command import Command, UsageError
+from viewcopy.engine.command import MEASUREMENT_FAILED, Command, UsageError
 from viewcopy.engine.devices import KNOWN_DEVICES, resolve_devices
 from viewcopy.exercise import catalogue
 
@@ -41,7 +41,11 @@ def run_key(args: argparse.Namespace) -> str:
 
 
 KEY = Command(
-    "key", "the measured table of the twenty, on x and variants", add_key_arguments, run_key
+    "key",
+    "the measured table of the twenty, on x and variants",
+    add_key_arguments,
+    run_key,
+    fails_as=MEASUREMENT_FAILED,
 )
 
 
@@ -60,7 +64,13 @@ def run_probe(args: argparse.Namespace) -> str:
     return render_one(evidence.record(), args.format)
 
 
-PROBE = Command("probe", "the evidence for any expression on x", add_probe_arguments, run_probe)
+PROBE = Command(
+    "probe",
+    "the evidence for any expression on x",
+    add_probe_arguments,
+    run_probe,
+    fails_as=MEASUREMENT_FAILED,
+)
 
 
 def add_next_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,7 +96,11 @@ def run_next(args: argparse.Namespace) -> str:
 
 
 NEXT = Command(
-    "next", "a draw of the next ops (or the whole pool), measured", add_next_arguments, run_next
+    "next",
+    "a draw of the next ops (or the whole pool), measured",
+    add_next_arguments,
+    run_next,
+    fails_as=MEASUREMENT_FAILED,
 )
 
 
@@ -109,7 +123,11 @@ def run_copies(args: argparse.Namespace) -> str:
 
 
 COPIES = Command(
-    "copies", "each line of your script that copied, measured", add_copies_arguments, run_copies
+    "copies",
+    "each line of your script that copied, measured",
+    add_copies_arguments,
+    run_copies,
+    fails_as=MEASUREMENT_FAILED,
 )
 
 
@@ -130,7 +148,13 @@ def run_draw(args: argparse.Namespace) -> str:
     return f"{evidence.verdict}: wrote {args.out}"
 
 
-DRAW = Command("draw", "the stride/storage diagram of one expression", add_draw_arguments, run_draw)
+DRAW = Command(
+    "draw",
+    "the stride/storage diagram of one expression",
+    add_draw_arguments,
+    run_draw,
+    fails_as=MEASUREMENT_FAILED,
+)
 
 
 def _parent_label(parent_expr: str) -> str:

@@ -26,7 +26,7 @@ from viewcopy.display.diagram_words import (
     title,
 )
 from viewcopy.display.storage_strip import Tenant, reach, strip
-from viewcopy.display.svg_canvas import Canvas, xml_attrs
+from viewcopy.display.svg_canvas import SvgCanvas, xml_attrs
 from viewcopy.display.tensor_grid import CELL_BASELINE, CELL_H, Plan, choose_cells, grid
 from viewcopy.engine.evidence import Evidence
 from viewcopy.engine.layout import Layout
@@ -63,7 +63,7 @@ def _drawn(
     the cells drawn: a tensor expanded to billions of elements draws as fast as the lab's
     24-element `x`.
     """
-    c = Canvas()
+    c = SvgCanvas()
     _verdict(c, evidence)
     y = MARGIN + CELL_H + LINE
     tenants: dict[str, Tenant] = {}
@@ -87,7 +87,7 @@ def _drawn(
     return c.svg(y + MARGIN, label, words), words
 
 
-def _verdict(c: Canvas, evidence: Evidence) -> None:
+def _verdict(c: SvgCanvas, evidence: Evidence) -> None:
     """The verdict's badge in the top-left corner, and the title beside it."""
     badge = (OTHER_BADGE, evidence.verdict.upper(), "")
     colour, word, meaning = BADGES.get(evidence.verdict, badge)
@@ -107,7 +107,7 @@ def _verdict(c: Canvas, evidence: Evidence) -> None:
 
 
 def _tensor(
-    c: Canvas, evidence: Evidence, role: str, name: str, layout: Layout, plan: Plan, y: float
+    c: SvgCanvas, evidence: Evidence, role: str, name: str, layout: Layout, plan: Plan, y: float
 ) -> float:
     """One tensor from `y` down: its name, what its cells' numbers index, its layout in lines and
     its grid; returns the y below it."""
@@ -122,7 +122,7 @@ def _tensor(
     return y
 
 
-def _message(c: Canvas, evidence: Evidence, y: float) -> float:
+def _message(c: SvgCanvas, evidence: Evidence, y: float) -> float:
     """PyTorch's message for an op it refused, wrapped; returns the y below it."""
     c.text(MARGIN, y + BASELINE, "PyTorch's message:", fill=BADGES["error"][0])
     message = evidence.message or "(no message)"
@@ -131,7 +131,7 @@ def _message(c: Canvas, evidence: Evidence, y: float) -> float:
 
 
 def _strips(
-    c: Canvas, evidence: Evidence, tenants: dict[str, Tenant], budget: int, y: float
+    c: SvgCanvas, evidence: Evidence, tenants: dict[str, Tenant], budget: int, y: float
 ) -> float:
     """The parent's storage strip, and the result's own one when it is new or re-typed."""
     parent, result = evidence.parent_layout, evidence.result_layout

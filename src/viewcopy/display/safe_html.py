@@ -112,7 +112,7 @@ def _accessible(attribute: str, value: str) -> bool:
     return bool(ids) and all(OWN_ID.fullmatch(i) for i in ids)
 
 
-def clean(markup: str) -> str:
+def sanitize_html(markup: str) -> str:
     """`markup` with everything outside the allowlist removed (text kept, escaped)."""
     return nh3.clean(
         markup,
@@ -131,7 +131,7 @@ def clean(markup: str) -> str:
 def cleaned_if_changed(markup: str) -> str | None:
     """`markup` sanitized, or None when sanitizing removes nothing (the same elements, attributes
     and text)."""
-    cleaned = clean(markup)
+    cleaned = sanitize_html(markup)
     return None if _events(markup) == _events(cleaned) else cleaned
 
 

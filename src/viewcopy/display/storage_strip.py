@@ -14,7 +14,7 @@ from viewcopy.display.diagram_style import (
     MUTED,
     SLOT_FILL,
 )
-from viewcopy.display.svg_canvas import MIN_BOX_CHARS, Canvas, box_width
+from viewcopy.display.svg_canvas import MIN_BOX_CHARS, SvgCanvas, box_width
 from viewcopy.engine.layout import Layout, reached, shown_positions
 
 REACH_LIMIT = 4096
@@ -85,7 +85,7 @@ def _strip_slots(numel: int, marks: set[int], budget: int) -> list[int | None]:
 
 
 def strip(
-    c: Canvas, part: str, caption: str, numel: int, tenants: list[Tenant], budget: int, y: float
+    c: SvgCanvas, part: str, caption: str, numel: int, tenants: list[Tenant], budget: int, y: float
 ) -> float:
     """Draw one storage strip with each tenant's reach and multiplicities; returns y below."""
     slots = _strip_slots(numel, {k for t in tenants for k in t.drawn}, budget)
@@ -113,7 +113,7 @@ def strip(
 
 
 def _heading(
-    c: Canvas,
+    c: SvgCanvas,
     caption: str,
     numel: int,
     shown: int,
@@ -135,7 +135,13 @@ def _heading(
 
 
 def _slot(
-    c: Canvas, k: int, x: float, y: float, width: float, tenants: list[Tenant], many: list[Tenant]
+    c: SvgCanvas,
+    k: int,
+    x: float,
+    y: float,
+    width: float,
+    tenants: list[Tenant],
+    many: list[Tenant],
 ) -> None:
     """Storage element `k`'s slot: its index, a bar per tenant reaching it, and under it how many
     cells of each tenant in `many` read it."""

@@ -25,7 +25,7 @@ BOX_ROOM = 10
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
-def clean(text: object) -> str:
+def escape_svg_text(text: object) -> str:
     """Text made safe for XML: escaped, without the control characters XML forbids."""
     return escape(_CONTROL.sub("\N{REPLACEMENT CHARACTER}", str(text)))
 
@@ -42,7 +42,7 @@ def box_width(chars: int) -> float:
     return chars * CHAR + BOX_ROOM
 
 
-class Canvas:
+class SvgCanvas:
     """SVG elements in drawing order, and the width they cover."""
 
     def __init__(self) -> None:
@@ -66,7 +66,8 @@ class Canvas:
     def text(self, x: float, y: float, text: str, *, middle: bool = False, **attrs: object) -> None:
         anchor = ' text-anchor="middle"' if middle else ""
         self.parts.append(
-            f'<text x="{x:.1f}" y="{y:.1f}"{anchor}{xml_attrs(attrs)}>{clean(text)}</text>'
+            f'<text x="{x:.1f}" y="{y:.1f}"{anchor}{xml_attrs(attrs)}>'
+            f"{escape_svg_text(text)}</text>"
         )
         self.width = max(self.width, x + len(text) * CHAR * (0.5 if middle else 1))
 
@@ -77,7 +78,7 @@ class Canvas:
     def lines(self, x: float, y: float, lines: list[str], **attrs: object) -> float:
         """One text element of several lines; returns the y below it."""
         spans = "".join(
-            f'<tspan x="{x:.1f}" dy="{0 if i == 0 else LINE}">{clean(line)}</tspan>'
+            f'<tspan x="{x:.1f}" dy="{0 if i == 0 else LINE}">{escape_svg_text(line)}</tspan>'
             for i, line in enumerate(lines)
         )
         self.parts.append(f'<text x="{x:.1f}" y="{y:.1f}"{xml_attrs(attrs)}>{spans}</text>')
@@ -95,8 +96,8 @@ class Canvas:
             f' viewBox="0 0 {width} {height}" role="img"'
             f' aria-labelledby="{key}-title {key}-desc" fill="{INK}"'
             f' font-family="{FONT_FAMILY}" font-size="{FONT}">'
-            f'<title id="{key}-title">{clean(label)}</title>'
-            f'<desc id="{key}-desc">{clean(desc)}</desc>'
+            f'<title id="{key}-title">{escape_svg_text(label)}</title>'
+            f'<desc id="{key}-desc">{escape_svg_text(desc)}</desc>'
             f'<rect x="0" y="0" width="{width}" height="{height}" fill="{BACKGROUND}"/>'
             + "".join(self.parts)
             + "</svg>"

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from viewcopy.display.diagram_style import BASELINE, CHAR, ELIDED_W, FILLS, LINE, MUTED
-from viewcopy.display.svg_canvas import MIN_BOX_CHARS, Canvas, box_width
+from viewcopy.display.svg_canvas import MIN_BOX_CHARS, SvgCanvas, box_width
 from viewcopy.engine.layout import Index, Layout, shown_positions
 
 CELL_H = 22
@@ -92,7 +92,7 @@ class _Frame:
     top: float  # the cells' top edge
 
 
-def grid(c: Canvas, role: str, layout: Layout, plan: Plan, x0: float, y0: float) -> float:
+def grid(c: SvgCanvas, role: str, layout: Layout, plan: Plan, x0: float, y0: float) -> float:
     """Draw one tensor's logical grid, panel by panel; returns the y below it."""
     labels = [str(layout.storage_index(i)) for i in plan.indices()]
     widest = max(
@@ -119,7 +119,7 @@ def grid(c: Canvas, role: str, layout: Layout, plan: Plan, x0: float, y0: float)
 
 
 def _panel(
-    c: Canvas, role: str, layout: Layout, plan: Plan, frame: _Frame, lead: Index, x: float
+    c: SvgCanvas, role: str, layout: Layout, plan: Plan, frame: _Frame, lead: Index, x: float
 ) -> None:
     """One panel, its left edge at `x`: its label, column and row labels, and its cells."""
     head, top = frame.head, frame.top
@@ -152,7 +152,7 @@ def _panel(
 
 
 def _cell(
-    c: Canvas, role: str, layout: Layout, index: Index, x: float, y: float, w: float, h: float
+    c: SvgCanvas, role: str, layout: Layout, index: Index, x: float, y: float, w: float, h: float
 ) -> None:
     """One cell, labelled with the storage element it reads."""
     storage = layout.storage_index(index)

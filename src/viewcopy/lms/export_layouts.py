@@ -55,7 +55,7 @@ class ExportLayout:
         )
 
 
-class Canvas(ExportLayout):
+class CanvasLayout(ExportLayout):
     """Canvas's Grades > Export CSV, imported by Grades > Import.
 
     Grades > Export as Canvas writes it (instructure/canvas-lms, `GradebookExporter`,
@@ -153,7 +153,7 @@ class Canvas(ExportLayout):
         return None
 
 
-class Moodle(ExportLayout):
+class MoodleLayout(ExportLayout):
     """Moodle's plain text grade export, imported by Grades > Import > CSV file.
 
     Grades > Export > Plain text file (`grade_export_txt`, grade/export/txt) writes the profile
@@ -224,4 +224,6 @@ class Moodle(ExportLayout):
         return at
 
 
-LAYOUTS: dict[str, ExportLayout] = {layout.name: layout for layout in (Canvas(), Moodle())}
+LAYOUTS: dict[str, ExportLayout] = {
+    layout.name: layout for layout in (CanvasLayout(), MoodleLayout())
+}

@@ -14,7 +14,7 @@ from __future__ import annotations
 import html
 
 from viewcopy.course.check_record import KEY as RECORD_KEY
-from viewcopy.display.safe_html import clean, cleaned_if_changed, one_block, safe_markdown
+from viewcopy.display.safe_html import cleaned_if_changed, one_block, safe_markdown, sanitize_html
 from viewcopy.locking.record import OUTPUT_KEY
 from viewcopy.plugins.base import CoursePreprocessor
 from viewcopy.plugins.feedback import WIDGET_VIEW
@@ -60,7 +60,7 @@ def sanitize_output(output: dict) -> None:
     data, removed = output["data"], []
     for mime in list(data):
         if mime in CLEANED:
-            data[mime] = clean(_text(data[mime]))
+            data[mime] = sanitize_html(_text(data[mime]))
         elif mime == "text/markdown":
             if (safe := safe_markdown(_text(data[mime]))) is not None:
                 data[mime] = safe
