@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, RULES_AFTER_CELL
+from viewcopy.course.folder import Course
 from viewcopy.demo.classifiers import CLASSIFIERS, RENAMED_BASE, classify_source
 from viewcopy.report.similarity import (
     CLASSIFY_CELL,
@@ -127,10 +128,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as scratch:
         course = Path(scratch) / "course"
         planted = write_class(course, args.handins, args.planted)
+        written = Course.at(course)
         start = time.perf_counter()
-        pairs = similar_pairs(course)
+        pairs = similar_pairs(written)
         took = time.perf_counter() - start
-        starter, texts = read_texts(course)
+        starter, texts = read_texts(written)
         every = {frozenset((p.first, p.second)): p.score for p in compare(texts, starter, 0)}
     listed = {frozenset((p.first, p.second)) for p in pairs}
     print(f"{args.handins} hand-ins: similarity in {took:.2f} s, {len(pairs)} pairs listed")

@@ -105,7 +105,9 @@ def graded_class(root: Path, n: int, jobs: int | None) -> dict:
     from grading import build_class  # benchmarks/grading.py's class, built its way
 
     from viewcopy.course.assignment import ASSIGNMENT
-    from viewcopy.grading.grade import FAILED, GRADED, SANDBOXED, grade, grading_workers
+    from viewcopy.course.folder import Course
+    from viewcopy.grading.grade import FAILED, GRADED, grade, grading_workers
+    from viewcopy.grading.pool import SANDBOXED, GradingRun
     from viewcopy.sandbox.bubblewrap import bwrap_problem
 
     course = root / "course"
@@ -127,10 +129,10 @@ def graded_class(root: Path, n: int, jobs: int | None) -> dict:
         ).start()
     started = time.perf_counter()
     try:
-        outcomes = grade(
-            course, ASSIGNMENT, jobs=jobs, force=True, progress=False,
-            sandbox=SANDBOXED if sandboxed else None, say=print,
-        )  # fmt: skip
+        run = GradingRun(
+            Course.at(course), ASSIGNMENT, sandbox=SANDBOXED if sandboxed else None, jobs=jobs
+        )
+        outcomes = grade(run, force=True, progress=False, say=print)
     finally:
         watching.set()
     grading_s = time.perf_counter() - started

@@ -51,17 +51,11 @@ from pathlib import Path
 
 from jupyter_client.manager import KernelManager
 
-from viewcopy.course.assignment import (
-    ASSIGNMENT,
-    LAB_IMPORTS,
-    build_course,
-    grade_id,
-    read_grades,
-    run_nbgrader,
-    submission_folder,
-)
+from viewcopy.course.assignment import ASSIGNMENT, LAB_IMPORTS, grade_id, read_grades, run_nbgrader
+from viewcopy.course.folder import Course, build_course
 from viewcopy.demo.synthetic import hand_in_class, synthetic_class
-from viewcopy.grading.grade import GRADED, SANDBOXED, grade
+from viewcopy.grading.grade import GRADED, grade
+from viewcopy.grading.pool import SANDBOXED, GradingRun
 from viewcopy.grading.worker import worker_context
 from viewcopy.sandbox.bubblewrap import bwrap_problem
 from viewcopy.sandbox.unix_sockets import UnixSockets
@@ -88,11 +82,12 @@ def build_class(course: Path, n: int) -> list[str]:
     build_course(REPO, course, {s.student_id: s.profile for s in students})
     unique = list({p.student_id: p for p in chosen}.values())
     hand_in_class(unique, course)
+    built = Course.at(course)
     for student, profile in zip(students, chosen, strict=True):
-        template = submission_folder(course, profile.student_id)
-        shutil.copytree(template, submission_folder(course, student.student_id))
+        template = built.hand_in(profile.student_id, ASSIGNMENT)
+        shutil.copytree(template, built.hand_in(student.student_id, ASSIGNMENT))
     for profile in unique:
-        shutil.rmtree(submission_folder(course, profile.student_id).parent)
+        shutil.rmtree(built.hand_in(profile.student_id, ASSIGNMENT).parent)
     return [s.student_id for s in students]
 
 
@@ -218,20 +213,21 @@ def _instrument() -> None:
     ExecutePreprocessor.preprocess_cell = _timing(_cell_label, ExecutePreprocessor.preprocess_cell)
 
 
-_API: dict[str, object] = {}
-"""The profiling worker's nbgrader API, loaded once (as a viewcopy grade worker loads it)."""
+_API: dict[str, tuple[Course, object]] = {}
+"""The profiling worker's course and nbgrader API, loaded once (as a viewcopy grade worker loads
+it)."""
 
 
 def profile_one(course: str, student: str, sandboxed: bool) -> list[tuple[str, float]]:
     """Grade one hand-in as one of viewcopy grade's workers does (nbgrader's API loaded once, the
     sandbox as configured), instrumented: its spans (label, seconds) and the whole."""
-    from viewcopy.course.assignment import course_config
     from viewcopy.engine.devices import available_devices
     from viewcopy.grading.record import in_flight
     from viewcopy.grading.worker import grade_one, load_api
     from viewcopy.sandbox import warm_kernels
 
     if course not in _API:
+        folder = Course.at(course)  # before the chdir below: a relative --keep stays right
         log = Path(course) / "profile.log"
         sink = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         os.dup2(sink, 1)  # nbgrader's and the kernels' output go to the log, as in a worker
@@ -242,15 +238,14 @@ def profile_one(course: str, student: str, sandboxed: bool) -> list[tuple[str, f
         os.environ.pop("NBGRADER_EXECUTION", None)
         limits = SANDBOXED if sandboxed else None
         if limits is not None:
-            warm_kernels.start(
-                limits, available_devices(), course_config(Path(course)), LAB_IMPORTS
-            )
+            warm_kernels.start(limits, available_devices(), folder.config, LAB_IMPORTS)
             warm_kernels.wait_ready()  # as a worker: its one-time start, not a hand-in's
-        _API[course] = load_api(Path(course), limits, autograded=in_flight(ASSIGNMENT))
+        staging = in_flight(folder, ASSIGNMENT).relative_to(folder.root)
+        _API[course] = folder, load_api(folder, limits, autograded=str(staging))
         _instrument()
     _SPANS.clear()
-    api = _API[course]
-    whole, result = timed(lambda: grade_one(api, Path(course), ASSIGNMENT, student))
+    folder, api = _API[course]
+    whole, result = timed(lambda: grade_one(api, folder, ASSIGNMENT, student))
     assert result["success"], result.get("log", "")[-2000:]
     return [*_SPANS, ("whole", whole)]
 
@@ -387,12 +382,11 @@ def measure(root: Path, n: int, jobs: int, k: int) -> Measured:
         ("default", jobs, f"viewcopy grade (default: --jobs {jobs})"),
     ):
         print(f"{what} ...", flush=True)
-        runs[name] = timed(
-            lambda name=name, workers=workers: grade(
-                courses[name], ASSIGNMENT, jobs=workers, force=True, progress=False,
-                sandbox=SANDBOXED if sandboxed else None, say=print,
-            )
+        run = GradingRun(
+            Course.at(courses[name]), ASSIGNMENT, sandbox=SANDBOXED if sandboxed else None,
+            jobs=workers,
         )  # fmt: skip
+        runs[name] = timed(lambda run=run: grade(run, force=True, progress=False, say=print))
     print("floor: kernel start, import torch, shutdown, serially and in parallel ...", flush=True)
     floor_serial, floor_parallel = floor(n, 1), floor(n, jobs)
     k = min(k, n)
@@ -514,9 +508,8 @@ def on_dask(course: Path, workers: int) -> tuple[float, list]:
     with LocalCluster(
         n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
     ) as cluster:
-        outcomes = grade(
-            course, ASSIGNMENT, cluster=cluster.scheduler_address, force=True, progress=False
-        )
+        run = GradingRun(Course.at(course), ASSIGNMENT, cluster=cluster.scheduler_address)
+        outcomes = grade(run, force=True, progress=False)
     return time.perf_counter() - started, outcomes
 
 
@@ -525,25 +518,26 @@ def write_rate(course: Path, students: list[str], root: Path) -> float:
     replayed into a copy of the gradebook, and the autograded folder put in place."""
     import nbformat
 
-    from viewcopy.course.assignment import NOTEBOOK, course_config, submission_folder
+    from viewcopy.course.assignment import NOTEBOOK
     from viewcopy.course.autograde_rows import record_autograde
     from viewcopy.grading.task import pack, unpack
 
     replay = root / "replay"
     shutil.copytree(course, replay, ignore=shutil.ignore_patterns("autograded", "grade_logs"))
-    config, url = course_config(replay), f"sqlite:///{replay / 'gradebook.db'}"
+    source, replayed = Course.at(course), Course.at(replay)
+    config, url = replayed.config, f"sqlite:///{replay / 'gradebook.db'}"
     graded = {
-        s: pack(course / "autograded" / s / ASSIGNMENT)
+        s: pack(source.graded(s, ASSIGNMENT))
         for s in students
-        if (course / "autograded" / s / ASSIGNMENT).is_dir()
+        if source.graded(s, ASSIGNMENT).is_dir()
     }
     started = time.perf_counter()
     for student_id, files in graded.items():
-        stamp = (submission_folder(replay, student_id) / "timestamp.txt").read_text().strip()
+        stamp = replayed.submitted_stamp(student_id, ASSIGNMENT)
         notebook = nbformat.reads(files[NOTEBOOK][1].decode(), as_version=4)
         name = NOTEBOOK.removesuffix(".ipynb")
         record_autograde(url, config, ASSIGNMENT, student_id, stamp, {name}, {name: notebook})
-        unpack(files, replay / "autograded" / student_id / ASSIGNMENT)
+        unpack(files, replayed.graded(student_id, ASSIGNMENT))
     return len(graded) / (time.perf_counter() - started)
 
 
@@ -556,9 +550,8 @@ def cluster_main(args) -> int:
         print(f"building {args.students} submissions in {root} ...", flush=True)
         students = build_class(course, args.students)
         print(f"local pool, --jobs {jobs} ...", flush=True)
-        pool_s, _ = timed(
-            lambda: grade(course, ASSIGNMENT, jobs=jobs, force=True, progress=False, say=print)
-        )
+        pool = GradingRun(Course.at(course), ASSIGNMENT, jobs=jobs)
+        pool_s, _ = timed(lambda: grade(pool, force=True, progress=False, say=print))
         pool_scores = scores(course, students)
         print(f"local Dask cluster, {jobs} workers ...", flush=True)
         many_s, outcomes = on_dask(course, jobs)

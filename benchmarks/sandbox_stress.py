@@ -46,14 +46,11 @@ sys.path.insert(0, str(REPO / "tests"))
 from support import kernels  # noqa: E402
 from support.hostile_corpus import FORGED, PLANTED, SECRET, attacks, digest  # noqa: E402
 
-from viewcopy.course.assignment import (  # noqa: E402
-    ASSIGNMENT,
-    LAB_IMPORTS,
-    build_course,
-    read_grades,
-)
+from viewcopy.course.assignment import ASSIGNMENT, LAB_IMPORTS, read_grades  # noqa: E402
+from viewcopy.course.folder import Course, build_course  # noqa: E402
 from viewcopy.demo.synthetic import Student, hand_in_class, synthetic_class  # noqa: E402
 from viewcopy.grading.grade import grade  # noqa: E402
+from viewcopy.grading.pool import GradingRun  # noqa: E402
 from viewcopy.grading.worker import worker_context  # noqa: E402
 from viewcopy.sandbox import Limits, bwrap_problem, warm_kernels  # noqa: E402
 
@@ -154,10 +151,11 @@ def escape_round(course: str) -> dict:
     """One `viewcopy grade --force` of `course`, and what held."""
     course_path = Path(course)
     before = digest(course_path, skip=("autograded", "grade_logs", "gradebook.db"))
-    grade(course_path, ASSIGNMENT, force=True, jobs=1, progress=False, say=lambda _: None)
+    run = GradingRun(Course.at(course_path), ASSIGNMENT, jobs=1)
+    grade(run, force=True, progress=False, say=lambda _: None)
     after = digest(course_path, skip=("autograded", "grade_logs", "gradebook.db"))
     grades = read_grades(course_path)
-    logs = list((course_path / "grade_logs" / ASSIGNMENT).glob("*.log"))
+    logs = list(run.logs.glob("*.log"))
     texts = [log.read_text(errors="replace") for log in logs]
     outputs = [p.read_text(errors="replace") for p in (course_path / "autograded").rglob("*.ipynb")]
     forged = [line for text in texts for line in text.splitlines() if FORGED in line]

@@ -10,11 +10,11 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from viewcopy.course.assignment import CourseSettingError
+from viewcopy.course.assignment import CourseSettingError, NbgraderFailed
 from viewcopy.course.commands import COURSE, LOCK_SERVICE
 from viewcopy.demo.commands import DEMO
 from viewcopy.display.commands import COPIES, DRAW, KEY, NEXT, PROBE
-from viewcopy.engine.command import SubmissionsFailed, UsageError, by_name
+from viewcopy.engine.command import MEASUREMENT_FAILED, SubmissionsFailed, UsageError, by_name
 from viewcopy.engine.devices import DeviceUnavailable
 from viewcopy.engine.evidence import MeasurementDisagreement
 from viewcopy.engine.expressions import ExpressionError
@@ -100,8 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except LmsError as exc:
         print(f"viewcopy {args.command} {args.action}: {exc}", file=sys.stderr)
         return 1
-    except (MeasurementDisagreement, RuntimeError) as exc:
-        print(f"viewcopy {args.command}: measurement failed: {exc}", file=sys.stderr)
+    except NbgraderFailed as exc:  # its message names the nbgrader command and its output
+        print(f"viewcopy {args.command}: {exc}", file=sys.stderr)
+        return 1
+    except MeasurementDisagreement as exc:
+        print(f"viewcopy {args.command}: {MEASUREMENT_FAILED}: {exc}", file=sys.stderr)
+        return 1
+    except RuntimeError as exc:
+        print(f"viewcopy {args.command}: {command.fails_as}: {exc}", file=sys.stderr)
         return 1
     return 0
 

@@ -33,7 +33,8 @@ from support.chromium import unavailable
 from support.course_notebook import ROOT
 from support.servers import free_port, lab_environment
 
-from viewcopy.course.assignment import ASSIGNMENT, build_course
+from viewcopy.course.assignment import ASSIGNMENT
+from viewcopy.course.folder import build_course
 
 pytestmark = pytest.mark.course  # generate_assignment, then a Jupyter server
 

@@ -25,6 +25,7 @@ from support.hand_grades import writable_copy
 from support.sandboxing import grade_as_the_product
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, NOTEBOOK_ID, read_grades
+from viewcopy.course.folder import Course
 from viewcopy.course.hand_grades import hand_grades
 from viewcopy.five.questions import five, graded_notebooks
 from viewcopy.lms.import_scores import read_scores
@@ -58,9 +59,9 @@ def exported(course: Path) -> dict[str, str]:
 def views(course: Path) -> dict[str, dict]:
     """Each place an instructor reads the two hand-ins' grades."""
     grades = read_grades(course)
-    _, pushed = assignment_scores(course, ASSIGNMENT)
+    _, pushed = assignment_scores(Course.at(course), ASSIGNMENT)
     pushed = {s.student_id: s for s in pushed}
-    imported = read_scores(course, ASSIGNMENT).students
+    imported = read_scores(Course.at(course), ASSIGNMENT).students
     export = exported(course)
     return {
         student: {
@@ -103,12 +104,12 @@ def regraded(cycle, tmp_path_factory):
 def reading_the_five(course: Path) -> Iterator[list]:
     """`viewcopy five`'s read of the class, again and again while the block runs: each read's
     question 21, or what it raised."""
-    reads, stop = [], threading.Event()
+    reads, stop, graded = [], threading.Event(), Course.at(course)
 
     def keep_reading() -> None:
         while not stop.is_set():
             try:
-                reads.append(five(course, questions=[21])[0])
+                reads.append(five(graded, questions=[21])[0])
             except Exception as exc:  # noqa: BLE001 (what a read raises is the test's finding)
                 reads.append(exc)
 
@@ -123,7 +124,7 @@ def reading_the_five(course: Path) -> Iterator[list]:
 
 def test_the_five_read_the_whole_class_all_through_the_regrade(regraded, cycle):
     *_, reads = regraded
-    graded = set(graded_notebooks(cycle[0], ASSIGNMENT))
+    graded = set(graded_notebooks(Course.at(cycle[0]), ASSIGNMENT))
     assert reads and not [r for r in reads if isinstance(r, Exception)], reads
     for question in reads:
         grouped = {s for group in question.groups for s in group.students}

@@ -24,6 +24,7 @@ from support.course_notebook import ROOT
 from support.oracles import expected_scores, lock_of
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, NOTEBOOK_ID
+from viewcopy.course.folder import Course
 from viewcopy.demo.synthetic import synthetic_class
 
 pytestmark = [pytest.mark.course, pytest.mark.slow]
@@ -101,7 +102,7 @@ def test_every_synthetic_student_is_graded_and_nothing_failed(demo, tmp_path):
     if sys.platform.startswith("linux"):  # each notebook that runs, in a kernel forked warm
         run = sum(s.runs for s in synthetic_class(ROOT))
         assert f"kernels: {run} forked from a warm template, 0 started fresh" in stdout, stdout
-    with (course / "grade_logs" / ASSIGNMENT / "record.csv").open() as handle:
+    with (Course.at(course).grade_logs(ASSIGNMENT) / "record.csv").open() as handle:
         record = {row["student_id"]: row["status"] for row in csv.DictReader(handle)}
     assert record == dict.fromkeys(STUDENTS, "graded")
     _, _, rows = printed_table(stdout)

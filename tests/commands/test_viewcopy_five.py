@@ -25,6 +25,7 @@ from support.without_heavy import viewcopy_without_heavy
 
 from viewcopy import cli
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK_ID, run_nbgrader
+from viewcopy.course.folder import Course
 from viewcopy.five.grades import ledger_path
 from viewcopy.five.questions import five
 
@@ -75,7 +76,7 @@ def test_five_reads_a_graded_class_without_torch_pandas_or_matplotlib(cycle, cap
 
 
 def test_a_grades_file_grades_exactly_the_members_and_feedback_carries_the_comment(course):
-    questions = five(course)
+    questions = five(Course.at(course))
     right, wrong = group_of(questions, 21, "perfect"), group_of(questions, 21, "typical")
     grades = write_grades(
         course / "grades.csv",
@@ -99,7 +100,7 @@ def test_a_grades_file_grades_exactly_the_members_and_feedback_carries_the_comme
 
 
 def test_a_grade_changed_in_formgrader_wins_over_a_later_apply(course, capsys):
-    group = group_of(five(course), 23, "perfect")
+    group = group_of(five(Course.at(course)), 23, "perfect")
     first = write_grades(course / "first.csv", [(23, group.group, 2, "right")])
     assert cli.main(["five", "--course", str(course), "--apply", str(first)]) == 0
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gradebook:
@@ -139,7 +140,7 @@ def test_a_grade_formgrader_saves_while_the_five_apply_is_never_overwritten(cour
     gradebook from its first read, so the assistant's save waits and lands after it."""
     import viewcopy.five.grades as grades
 
-    group = group_of(five(course), 22, "perfect")
+    group = group_of(five(Course.at(course)), 22, "perfect")
     student = next(s for s in group.students if s != "perfect")
     argv = [f"sqlite:///{course / 'gradebook.db'}", COURSE_ID, NOTEBOOK_ID, ASSIGNMENT, student]
     assistant = subprocess.Popen(
@@ -179,11 +180,11 @@ def test_a_hand_in_replaced_as_the_five_read_is_named_as_skipped(course, monkeyp
     the others are grouped and applied, that one named."""
     import viewcopy.five.questions as questions
 
-    listed = questions.graded_notebooks(course, ASSIGNMENT)
+    listed = questions.graded_notebooks(Course.at(course), ASSIGNMENT)
     moved = listed["typical"]
     moved.rename(moved.with_suffix(".replaced"))
     monkeypatch.setattr(questions, "graded_notebooks", lambda *_: listed)
-    (question,) = five(course, questions=[21])
+    (question,) = five(Course.at(course), questions=[21])
     assert question.skipped == ("typical",)
     assert {s for g in question.groups for s in g.students} == set(listed) - {"typical"}
     assert cli.main(["five", "--course", str(course), "--question", "21"]) == 0
@@ -196,7 +197,7 @@ def test_a_hand_in_replaced_as_the_five_read_is_named_as_skipped(course, monkeyp
 
 
 def test_bad_rows_are_all_named_and_nothing_is_written(course, capsys):
-    questions = five(course)
+    questions = five(Course.at(course))
     good = group_of(questions, 22, "perfect").group
     grades = write_grades(
         course / "bad.csv",
@@ -217,7 +218,7 @@ def test_bad_rows_are_all_named_and_nothing_is_written(course, capsys):
         assert f"row {row}:" in said
     assert "row 6:" not in said
     assert hashlib.sha256((course / "gradebook.db").read_bytes()).hexdigest() == digest
-    assert not ledger_path(course, ASSIGNMENT).exists()
+    assert not ledger_path(Course.at(course), ASSIGNMENT).exists()
 
 
 def test_nothing_graded_or_a_question_outside_the_five_is_one_clear_error(cycle, tmp_path, capsys):
@@ -236,7 +237,7 @@ def test_the_table_shows_every_group_rubric_and_representative_within_100_column
     assert cli.main(["five", "--course", str(course)]) == 0
     table = capsys.readouterr().out
     assert all(len(line) <= 100 for line in table.splitlines())
-    for question in five(course):
+    for question in five(Course.at(course)):
         assert question.rubric.splitlines()[0] in table
         for group in question.groups:
             assert f"[{group.group}] {group.size} answer" in table
@@ -273,7 +274,7 @@ def test_the_questions_are_the_masters_reworded_or_added(the_class, tmp_path, ca
     run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
     grade_as_the_product(course)
 
-    asked = {q.item: q for q in five(course)}
+    asked = {q.item: q for q in five(Course.at(course))}
     assert sorted(asked) == [21, 22, 23, 24, 25, 26]
     assert asked[22].text == reworded and asked[26].text == "What does .contiguous() cost here?"
     assert asked[26].max_score == 2 and sum(g.size for g in asked[26].groups) == 2

@@ -36,7 +36,9 @@ from support.the_class import course_of
 
 from viewcopy.cli import main
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, read_grades
+from viewcopy.course.folder import Course
 from viewcopy.grading.grade import FAILED, GRADED, SKIPPED, grade, up_to_date
+from viewcopy.grading.pool import GradingRun
 from viewcopy.sandbox.kernel_connection import LINK_PREFIX, LINKS
 
 
@@ -174,7 +176,8 @@ def test_a_killed_grader_leaves_nothing_running_and_the_next_run_grades_only_wha
     assert survivors(started, course, within_s=2) == []
     done = graded(course)
 
-    outcomes = {o.student_id: o.status for o in grade(course, ASSIGNMENT, progress=False)}
+    run = GradingRun(Course.at(course), ASSIGNMENT)
+    outcomes = {o.student_id: o.status for o in grade(run, progress=False)}
     assert outcomes == {s: SKIPPED if s in done else GRADED for s in HAND_INS}
     assert GRADED in outcomes.values()  # some were in flight or waiting
     makers = {str(p.pid) for p in started}  # the links to its kernels' sockets: swept
@@ -203,7 +206,7 @@ def start_grading_and_wait_for_the_worker(folder: Path) -> subprocess.Popen:
         "grade", "--course", str(folder), "--force", "--jobs", "1", "--quiet",
         "--student", "honest_*",
     ]  # fmt: skip
-    log = folder / "grade_logs" / ASSIGNMENT / "worker-0.log"
+    log = Course.at(folder).grade_logs(ASSIGNMENT) / "worker-0.log"
     log.unlink(missing_ok=True)
     process = started_from_a_terminal(command)
     deadline = time.monotonic() + 60
@@ -214,7 +217,7 @@ def start_grading_and_wait_for_the_worker(folder: Path) -> subprocess.Popen:
 
 
 def recorded(folder: Path) -> dict[str, str]:
-    with (folder / "grade_logs" / ASSIGNMENT / "record.csv").open() as f:
+    with (Course.at(folder).grade_logs(ASSIGNMENT) / "record.csv").open() as f:
         return {row["student_id"]: row["status"] for row in csv.DictReader(f)}
 
 
@@ -232,7 +235,7 @@ def test_ctrl_c_finishes_the_submission_in_flight_and_starts_no_other(regraded):
     assert "1 graded, 0 failed, 1 interrupted" in output  # what it stopped, named
     assert "  honest_typical: interrupted: " in output
     assert grades(folder, HONEST) == before
-    assert all(up_to_date(folder, ASSIGNMENT, s) for s in HONEST)
+    assert all(up_to_date(Course.at(folder), ASSIGNMENT, s) for s in HONEST)
 
 
 @pytest.mark.course
@@ -247,14 +250,15 @@ def test_a_second_ctrl_c_abandons_the_hand_in_in_flight_and_leaves_no_kernel(reg
     assert process.returncode == 130, output
     assert recorded(folder) == {"honest_perfect": "interrupted", "honest_typical": "interrupted"}
     assert "0 graded, 0 failed, 2 interrupted" in output, output
-    assert not up_to_date(folder, ASSIGNMENT, "honest_perfect")  # the next run grades it
+    assert not up_to_date(Course.at(folder), ASSIGNMENT, "honest_perfect")  # the next run grades it
     leftovers = [
         p.info["cmdline"]
         for p in psutil.process_iter(["cmdline"])
         if str(folder) in " ".join(p.info["cmdline"] or ())
     ]
     assert leftovers == []
-    (outcome,) = grade(folder, ASSIGNMENT, pattern="honest_perfect", progress=False)
+    run = GradingRun(Course.at(folder), ASSIGNMENT)
+    (outcome,) = grade(run, pattern="honest_perfect", progress=False)
     assert outcome.status == GRADED
 
 
@@ -288,7 +292,8 @@ def test_a_killed_coordinator_leaves_nothing_running_and_a_rerun_grades_only_wha
     assert [p for p in started if p.is_running() and p.status() != psutil.STATUS_ZOMBIE] == []
     done = graded(course)
 
-    outcomes = grade(course, ASSIGNMENT, cluster=cluster.address, limit_s=120, progress=False)
+    run = GradingRun(Course.at(course), ASSIGNMENT, limit_s=120, cluster=cluster.address)
+    outcomes = grade(run, progress=False)
     assert {o.student_id: o.status for o in outcomes} == {
         **{s: SKIPPED if s in done else GRADED for s in KEPT},
         KILLS_KERNEL: FAILED,

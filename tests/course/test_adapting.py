@@ -29,15 +29,14 @@ from viewcopy import cli
 from viewcopy.course.assignment import (
     ASSIGNMENT,
     NOTEBOOK,
-    build_course,
     enrol,
     grade_id,
     read_grades,
     run_nbgrader,
-    submission_folder,
 )
 from viewcopy.course.check import release_declaration
 from viewcopy.course.class_scores import class_scores, format_score
+from viewcopy.course.folder import Course, build_course
 from viewcopy.demo.synthetic import hand_in, synthetic_class
 from viewcopy.display.parts_table import parts_frame
 from viewcopy.exercise.graded_parts import declared_parts
@@ -204,13 +203,14 @@ def test_the_worked_example_is_one_total_everywhere(tmp_path, capsys):
     enrol(course, {s: students[s].profile for s in STUDENTS})
     outcomes = grade_as_the_product(course)
     assert {o.student_id: o.status for o in outcomes} == dict.fromkeys(STUDENTS, GRADED), outcomes
-    drawn = {s: hand_in_draw(read_lock(submission_folder(course, s))) for s in STUDENTS}
+    graded = Course.at(course)
+    drawn = {s: hand_in_draw(read_lock(graded.hand_in(s, ASSIGNMENT))) for s in STUDENTS}
     assert read_grades(course)["perfect"]["score_next"] == (4, 4), drawn["perfect"]
-    asked = {q.item: q.text for q in five(course)}
+    asked = {q.item: q.text for q in five(graded)}
     assert sorted(asked) == [21, 22, 23, 24, 25, 26]
     assert (asked[22], asked[26]) == (REWORDED, ASKED)
 
-    maximum, scores = class_scores(course, ASSIGNMENT)
+    maximum, scores = class_scores(graded, ASSIGNMENT)
     given = {s: scores[s].score for s in STUDENTS}
     assert maximum == TOTAL
     grades = read_grades(course)

@@ -23,6 +23,7 @@ from viewcopy.course.assignment import (
     run_nbgrader,
 )
 from viewcopy.course.check import check_course, course_problems, master_problems
+from viewcopy.course.folder import Course
 from viewcopy.grading.grade import GradeError
 
 pytestmark = pytest.mark.course
@@ -51,12 +52,12 @@ def test_a_course_edited_but_not_released_again_is_named_and_not_graded(
     the_class, tmp_path, capsys
 ):
     course = course_of(the_class, tmp_path / "course", ["perfect"])
-    assert "is consistent" in check_course(course)
+    assert "is consistent" in check_course(Course.at(course))
     master = course / "source" / ASSIGNMENT / NOTEBOOK
     notebook = nbformat.read(master, 4)
     cell_of(notebook, "score_next").metadata.nbgrader["points"] = 6
     nbformat.write(notebook, master)
-    said = [str(p) for p in course_problems(course)]
+    said = [str(p) for p in course_problems(Course.at(course))]
     assert len(said) == 2, said
     assert "the release is older than its master" in said[0]
     assert "is worth 36 points there and 38 in the master" in said[1]
@@ -67,13 +68,13 @@ def test_a_course_edited_but_not_released_again_is_named_and_not_graded(
         grade_as_the_product(course)
 
     run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
-    assert course_problems(course) == []
+    assert course_problems(Course.at(course)) == []
     release = course / "release" / ASSIGNMENT / NOTEBOOK
     notebook = nbformat.read(release, 4)
     cell = cell_of(notebook, "score_next")
     cell.source = cell.source.replace("points=6", "points=4")  # as a config without WritePoints
     nbformat.write(notebook, release)
-    (problem,) = course_problems(course)
+    (problem,) = course_problems(Course.at(course))
     assert "score_next shows points=4 where the master gives 6" in str(problem)
     assert "WritePoints" in str(problem)
 
@@ -95,24 +96,24 @@ def test_a_declaration_newer_than_the_release_or_wrong_for_the_master_is_named(t
     config.write_text(
         shipped + "c.CourseDeclaration.next_ops = [{'op': 'x.t()[1:]', 'family': 'strides'}]\n"
     )
-    (problem,) = course_problems(course)
+    (problem,) = course_problems(Course.at(course))
     assert "the release is older than the course's declaration" in str(problem)
     assert cli.main(["course", "check", "--course", str(course)]) == 1
     run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
-    assert course_problems(course) == []
+    assert course_problems(Course.at(course)) == []
     release = nbformat.read(course / "release" / ASSIGNMENT / NOTEBOOK, 4)
     assert "'op': 'x.t()[1:]'" in cell_of(release, "parts").source
 
     config.write_text(
         shipped + "c.CourseDeclaration.next_ops = [{'op': 'x.t().nope()', 'family': 'strides'}]\n"
     )
-    said = [str(p) for p in course_problems(course)]
+    said = [str(p) for p in course_problems(Course.at(course))]
     assert "next op C01 ('x.t().nope()' on x) does not run" in said[0], said
     assert "fix or remove that op" in said[0]
     with pytest.raises(NbgraderFailed, match=r"next op C01 \('x.t\(\).nope\(\)' on x\) does not"):
         run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--force")
     config.write_text(shipped + "c.CourseDeclaration.next_ops = [{'op': 'x.t()', 'family': 'x'}]\n")
-    (problem,) = course_problems(course)
+    (problem,) = course_problems(Course.at(course))
     assert "c.CourseDeclaration.next_ops in nbgrader_config.py: next op C01 ('x.t()'): family" in (
         str(problem)
     )

@@ -19,6 +19,7 @@ from viewcopy.course.assignment import (
     enrol,
     gradebook_url,
 )
+from viewcopy.course.folder import Course
 from viewcopy.course.settings import (
     SETTINGS,
     LockService,
@@ -28,6 +29,7 @@ from viewcopy.course.settings import (
 )
 from viewcopy.exercise.scoring import BALANCED, CARD
 from viewcopy.grading.grade import GradeError, grade
+from viewcopy.grading.pool import GradingRun
 from viewcopy.locking.judge import LockPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -121,8 +123,9 @@ def test_grading_stops_on_such_a_setting_before_anything_runs(tmp_path):
         "c = get_config()\nc.LockService.data_dri = '/srv/locks'\n"
     )
     assert course_config(tmp_path).LockService.data_dri == "/srv/locks"
+    run = GradingRun(Course.at(tmp_path), "view_or_copy")
     with pytest.raises(GradeError, match=r"c\.LockService\.data_dri in nbgrader_config\.py"):
-        grade(tmp_path, "view_or_copy", progress=False)
+        grade(run, progress=False)
     assert not (tmp_path / "grade_logs").exists()
 
 

@@ -12,6 +12,7 @@ from support.hand_grades import manual, writable_copy
 from support.instructor_notebooks import run_on_course
 from support.oracles import answer_meaning
 
+from viewcopy.course.folder import Course
 from viewcopy.five.board import grade_the_five
 from viewcopy.five.questions import QUESTIONS, five
 
@@ -28,7 +29,7 @@ def course(cycle, tmp_path) -> Path:
 
 def test_each_group_holds_exactly_the_answers_that_mean_one_thing(cycle):
     course, results = cycle
-    questions = five(course)
+    questions = five(Course.at(course))
     assert [q.item for q in questions] == list(QUESTIONS)
     for question in questions:
         meanings: dict[str, set[str]] = {}

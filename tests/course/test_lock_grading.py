@@ -15,15 +15,8 @@ from support.sandboxing import grade_as_the_product
 from support.servers import start_service, stop
 from support.the_class import synthetic_student
 
-from viewcopy.course.assignment import (
-    ASSIGNMENT,
-    NOTEBOOK,
-    build_course,
-    grade_id,
-    read_grades,
-    run_nbgrader,
-    submission_folder,
-)
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, grade_id, read_grades, run_nbgrader
+from viewcopy.course.folder import Course, build_course
 from viewcopy.course.handin import LOCKED_NOT_VERIFIED, LOCKED_VERIFIED
 from viewcopy.demo.synthetic import Student, hand_in_class, predictions_source
 from viewcopy.exercise.predictions import TWENTY, parse_predictions
@@ -80,14 +73,14 @@ def course(tmp_path_factory):
         env.delenv("VIEWCOPY_LOCK_SERVICE", raising=False)  # grading reaches no service
         build_course(ROOT, course, {s: s for s in students})
         hand_in_class([served(s) for s in students.values()], course)
-        cheat = submission_folder(course, "cheat")
+        cheat = Course.at(course).hand_in("cheat", ASSIGNMENT)
         (cheat / LOCK_FILE).unlink()
         with pytest.raises(ServiceRefused, match="revealed"):
             LockServiceClient(url, issue_token(data, "cheat")).lock(
                 ASSIGNMENT, fingerprint(stored(parse_predictions(cheat_sheet)))
             )
         write_lock(TWENTY, parse_predictions(cheat_sheet), cheat)  # the lock cell, with no service
-        (submission_folder(course, "colab") / LOCK_FILE).unlink()
+        (Course.at(course).hand_in("colab", ASSIGNMENT) / LOCK_FILE).unlink()
         plain = root / "plain"
         shutil.copytree(course, plain)
         outcomes = grade_as_the_product(course, limit_s=LIMIT_S)

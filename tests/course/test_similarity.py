@@ -17,6 +17,7 @@ from copydetect import CopyDetector
 from support.course_notebook import ROOT
 
 from viewcopy.course.assignment import NOTEBOOK, RULES_AFTER_CELL, grade_id
+from viewcopy.course.folder import Course
 from viewcopy.demo.synthetic import FIFTEEN_WRONG, rules_after, synthetic_class
 from viewcopy.report.similarity import (
     CLASSIFY_CELL,
@@ -259,14 +260,15 @@ def test_a_course_s_hand_ins_are_read_from_submitted_and_the_release(tmp_path):
         folder.mkdir(parents=True)
         nbformat.write(notebook, folder / NOTEBOOK)
     (tmp_path / "submitted" / "cy" / "view_or_copy").mkdir(parents=True)  # no notebook
-    starter, texts = read_texts(tmp_path)
+    course = Course.at(tmp_path)
+    starter, texts = read_texts(course)
     assert starter[CLASSIFY_CELL].startswith("def classify(op_result, parent):")
     assert [t.student for t in texts] == ["ada", "bob"]
-    (pair,) = similar_pairs(tmp_path)
+    (pair,) = similar_pairs(course)
     assert (pair.first, pair.second) == ("ada", "bob") and pair.score >= THRESHOLD
     shutil.rmtree(tmp_path / "release")
     with pytest.raises(FileNotFoundError, match="starter code"):
-        similar_pairs(tmp_path)
+        similar_pairs(course)
 
 
 def test_the_synthetic_rules_share_template_sentences_that_stay_below_the_threshold():
@@ -301,11 +303,11 @@ def test_on_the_session_s_class_exactly_the_copying_pair_is_listed(cycle):
     with nobody else, unless those cells are the common stock of more than COMMON hand-ins (the
     master's model classify, which most profiles hand in)."""
     course, _ = cycle
-    pairs = similar_pairs(course)
+    pairs = similar_pairs(Course.at(course))
     listed = {frozenset((p.first, p.second)) for p in pairs}
     synthetic = {s.student_id for s in synthetic_class(ROOT)}
     assert {pair for pair in listed if pair <= synthetic} == {frozenset(("fifteen", "renamed"))}
-    starter, _ = read_texts(course)
+    starter, _ = read_texts(Course.at(course))
     groups = handed_in_cells(course)
     same = [g for cells, g in groups.items() if cells != tuple(starter.values())]
     expected = {

@@ -35,10 +35,12 @@ from viewcopy.course.assignment import (
     read_grades,
     run_nbgrader,
 )
+from viewcopy.course.folder import Course
 from viewcopy.demo.synthetic import Student, hand_in
 from viewcopy.five.grades import apply_grades, check_rows
 from viewcopy.five.questions import five
 from viewcopy.grading.grade import FAILED, GRADED, SKIPPED, grade
+from viewcopy.grading.pool import GradingRun
 from viewcopy.grading.record import GradeError
 
 pytestmark = [pytest.mark.cluster, pytest.mark.postgres, pytest.mark.course, pytest.mark.sandbox]
@@ -76,9 +78,8 @@ def test_a_cluster_grades_as_plain_nbgrader_even_with_a_worker_killed_mid_run(
 ):
     course = copy_of(built, tmp_path / "course")
     before = untouched_by_workers(course)
-    thread, out = in_background(
-        lambda: grade(course, ASSIGNMENT, cluster=cluster.address, limit_s=120, progress=False)
-    )
+    run = GradingRun(Course.at(course), ASSIGNMENT, limit_s=120, cluster=cluster.address)
+    thread, out = in_background(lambda: grade(run, progress=False))
     wait_for(lambda: cluster.busy(), "a worker to take a hand-in")
     time.sleep(3)  # it is grading now: its first kernel is running
     (victim,) = cluster.busy()[:1]
@@ -119,14 +120,16 @@ def test_a_postgresql_gradebook_is_graded_as_plain_nbgrader_on_the_cluster_and_l
 
     course = postgres_course(built, tmp_path / "pg", postgres.database("cluster"))
     assert gradebook_url(course).startswith("postgresql+psycopg2://")
-    outcomes = grade(course, ASSIGNMENT, cluster=cluster.address, limit_s=120, progress=False)
+    on_cluster = GradingRun(Course.at(course), ASSIGNMENT, limit_s=120, cluster=cluster.address)
+    outcomes = grade(on_cluster, progress=False)
     assert [o.status for o in outcomes] == [FAILED, GRADED, GRADED, GRADED]
     assert not (course / "gradebook.db").exists()
     assert_graded_as_plain(course, plain, [*KEPT, KILLS_KERNEL])
     assert dict(build_report(course).problems)[KILLS_KERNEL].startswith("grading failed")
     assert read_grades(course)["perfect"] == read_grades(plain)["perfect"]
 
-    local = grade(course, ASSIGNMENT, pattern="[ep]*", force=True, jobs=2, progress=False)
+    here = GradingRun(Course.at(course), ASSIGNMENT, jobs=2)
+    local = grade(here, pattern="[ep]*", force=True, progress=False)
     assert {o.student_id: o.worker for o in local} == dict.fromkeys(
         (KILLS_KERNEL, "perfect"), "local"
     )
@@ -138,10 +141,10 @@ def five_applied_in(course: Path) -> None:
     """`viewcopy five --apply` writes a group's grade where the course keeps its gradebook."""
     from nbgrader.api import Gradebook
 
-    (question,) = five(course, questions=[21])
+    (question,) = five(Course.at(course), questions=[21])
     group = next(g for g in question.groups if "perfect" in g.students)
     row = {"question": "21", "group": group.group, "score": "2", "comment": "in PostgreSQL"}
-    apply_grades(course, check_rows([row], [question]))
+    apply_grades(Course.at(course), check_rows([row], [question]))
     with Gradebook(gradebook_url(course)) as gradebook:
         for student in KEPT:
             score = gradebook.find_grade("answer_21", NOTEBOOK_ID, ASSIGNMENT, student)
@@ -152,8 +155,11 @@ def five_applied_in(course: Path) -> None:
 
 def test_cuda_without_a_gpu_worker_stops_with_one_line_and_grades_nothing(built, cluster, tmp_path):
     course = copy_of(built, tmp_path / "course")
+    run = GradingRun(
+        Course.at(course), ASSIGNMENT, cluster=cluster.address, devices=("cpu", "cuda")
+    )
     with pytest.raises(GradeError) as refused:
-        grade(course, ASSIGNMENT, cluster=cluster.address, devices=("cpu", "cuda"), progress=False)
+        grade(run, progress=False)
     message = str(refused.value)
     assert "\n" not in message
     assert "needs a GPU worker" in message and "--resources GPU=1" in message
@@ -166,8 +172,9 @@ def test_devices_are_checked_before_anything_is_graded_locally_too(built, tmp_pa
 
     if not torch.cuda.is_available():
         course = copy_of(built, tmp_path / "course")
+        run = GradingRun(Course.at(course), ASSIGNMENT, devices=("cpu", "cuda"))
         with pytest.raises(GradeError, match="cuda, which this machine does not have"):
-            grade(course, ASSIGNMENT, devices=("cpu", "cuda"), progress=False)
+            grade(run, progress=False)
         assert not (course / "autograded").exists()
 
 
@@ -177,10 +184,10 @@ def test_cuda_hand_ins_go_only_to_a_worker_declaring_a_gpu(built, cluster, tmp_p
     course = copy_of(built, tmp_path / "course")
     cluster.add_worker("gpu", "--resources", "GPU=1")
     gpu = cluster.address_of("gpu")
-    outcomes = grade(
-        course, ASSIGNMENT, cluster=cluster.address, devices=("cpu", "cuda"),
-        pattern="perfect", progress=False,
-    )  # fmt: skip
+    run = GradingRun(
+        Course.at(course), ASSIGNMENT, cluster=cluster.address, devices=("cpu", "cuda")
+    )
+    outcomes = grade(run, pattern="perfect", progress=False)
     (outcome,) = outcomes
     if torch.cuda.is_available():  # a GPU machine: graded there, on both devices
         assert (outcome.status, outcome.worker, outcome.devices) == (GRADED, gpu, "cpu+cuda")
@@ -200,9 +207,8 @@ def test_a_lost_scheduler_is_a_clear_error_and_a_rerun_grades_only_what_is_missi
     )
     hand_in(endless, course)
     pair = "[ph]*"  # perfect, graded in seconds; hangs, still running when the scheduler goes
-    thread, out = in_background(
-        lambda: grade(course, ASSIGNMENT, cluster=cluster.address, pattern=pair, progress=False)
-    )
+    run = GradingRun(Course.at(course), ASSIGNMENT, cluster=cluster.address)
+    thread, out = in_background(lambda: grade(run, pattern=pair, progress=False))
     perfect = course / "autograded" / "perfect"
     wait_for(perfect.is_dir, "perfect to be written")
     cluster.kill(cluster.scheduler)
@@ -217,9 +223,8 @@ def test_a_lost_scheduler_is_a_clear_error_and_a_rerun_grades_only_what_is_missi
     again = Cluster(tmp_path / "again")
     try:
         again.add_worker("w0")
-        outcomes = grade(
-            course, ASSIGNMENT, cluster=again.address, pattern=pair, limit_s=8, progress=False
-        )
+        rerun = GradingRun(Course.at(course), ASSIGNMENT, limit_s=8, cluster=again.address)
+        outcomes = grade(rerun, pattern=pair, progress=False)
     finally:
         again.close()
     hangs, skipped = outcomes

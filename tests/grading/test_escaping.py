@@ -11,6 +11,7 @@ from support.payloads import active_content, img
 
 import viewcopy
 from viewcopy import notebook as lab
+from viewcopy.course.folder import Course
 from viewcopy.display.explorer import Explorer
 from viewcopy.display.production_sheet import ProductionSheet
 from viewcopy.exercise.part import Prediction
@@ -121,4 +122,6 @@ def test_an_expression_typed_in_the_explorer_is_text_in_its_status_and_diagram()
 def test_an_answer_group_is_text_on_the_grading_board(tmp_path: Path):
     group = AnswerGroup(21, "g1", (f"student{EVIL}",), f"storage {EVIL}")
     question = CourseQuestion(21, "What is a view?", "Rubric.", 2.0, (group,), {})
-    assert_shown_as_text(GroupRow(tmp_path, "view_or_copy", question, group).answer.value)
+    assert_shown_as_text(
+        GroupRow(Course.at(tmp_path), "view_or_copy", question, group).answer.value
+    )

@@ -18,7 +18,9 @@ from support.hostile_corpus import HONEST_COPIES, LIMIT_S
 from support.regrading import HONEST, KILLS_KERNEL, grades, regraded_copy
 
 from viewcopy.course.assignment import ASSIGNMENT, read_grades, waiting_url
+from viewcopy.course.folder import Course
 from viewcopy.grading.grade import FAILED, GRADED, SKIPPED, grade, up_to_date
+from viewcopy.grading.pool import GradingRun
 from viewcopy.grading.worker import failure_reason
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
@@ -60,7 +62,7 @@ def test_a_hang_and_a_dead_kernel_fail_with_their_reason_while_the_others_are_gr
     assert graded == sorted(s for s, o in outcomes.items() if o.status == GRADED)
     assert set(HONEST) <= set(graded)  # as nbgrader does, no half-graded copy stays:
     assert HANGS not in graded and KILLS_KERNEL not in graded
-    with (folder / "grade_logs" / ASSIGNMENT / "record.csv").open() as f:
+    with (Course.at(folder).grade_logs(ASSIGNMENT) / "record.csv").open() as f:
         record = {row["student_id"]: row for row in csv.DictReader(f)}
     assert {s: r["status"] for s, r in record.items()} == {s: o.status for s, o in outcomes.items()}
     assert record[KILLS_KERNEL]["reason"] == outcomes[KILLS_KERNEL].reason
@@ -103,13 +105,14 @@ def test_a_rerun_skips_what_is_graded_and_force_regrades(regraded):
     folder, _ = regraded
     before = grades(folder, HONEST)
     started = time.monotonic()
-    outcomes = grade(folder, ASSIGNMENT, pattern="honest_*", progress=False)
+    run = GradingRun(Course.at(folder), ASSIGNMENT)
+    outcomes = grade(run, pattern="honest_*", progress=False)
     assert [o.status for o in outcomes] == [SKIPPED, SKIPPED]
     assert time.monotonic() - started < 5  # no worker was started
-    assert all(up_to_date(folder, ASSIGNMENT, s) for s in HONEST)
-    assert not up_to_date(folder, ASSIGNMENT, KILLS_KERNEL)
+    assert all(up_to_date(run.course, ASSIGNMENT, s) for s in HONEST)
+    assert not up_to_date(run.course, ASSIGNMENT, KILLS_KERNEL)
 
-    (outcome,) = grade(folder, ASSIGNMENT, pattern="*typical", force=True, progress=False)
+    (outcome,) = grade(run, pattern="*typical", force=True, progress=False)
     assert (outcome.student_id, outcome.status) == ("honest_typical", GRADED)
     assert grades(folder, HONEST) == before
 

@@ -17,19 +17,13 @@ from support.course_notebook import ROOT
 from support.sandboxing import sandbox_or_skip
 from support.the_class import synthetic_student
 
-from viewcopy.course.assignment import (
-    ASSIGNMENT,
-    NOTEBOOK,
-    build_course,
-    course_config,
-    grade_id,
-    read_grades,
-)
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, course_config, grade_id, read_grades
+from viewcopy.course.folder import Course, build_course
 from viewcopy.demo.synthetic import Student, hand_in_class
 from viewcopy.engine.devices import available_devices
 from viewcopy.grading.grade import GRADED, grade
 from viewcopy.grading.limits import GradingLimits, Limit, derive, master_run
-from viewcopy.grading.pool import SANDBOXED
+from viewcopy.grading.pool import SANDBOXED, GradingRun
 from viewcopy.sandbox.warm_kernels import how_kernels_start
 
 pytestmark = [pytest.mark.course, pytest.mark.sandbox]
@@ -78,9 +72,10 @@ def graded_within_the_cells_limits(course: Path, classify: str, warm: bool) -> N
             config.write("\nc.WarmKernels.enabled = False\n")
     hand_in_class([loops], course)
     said: list[str] = []
-    (outcome,) = grade(course, ASSIGNMENT, cell_s=CELL_S, progress=False, say=said.append)
+    run = GradingRun(Course.at(course), ASSIGNMENT, cell_s=CELL_S)
+    (outcome,) = grade(run, progress=False, say=said.append)
     cuda = "cuda" in available_devices()
-    derived = derive(master_run(course, ASSIGNMENT, SANDBOXED), cuda=cuda)
+    derived = derive(master_run(run.course, ASSIGNMENT, SANDBOXED), cuda=cuda)
     limits = GradingLimits(Limit(CELL_S, "set by --cell-limit"), derived.hand_in)
     started = how_kernels_start(SANDBOXED, available_devices(), course_config(course))
     assert ("forked from a template" in started) is warm, started

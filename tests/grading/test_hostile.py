@@ -20,6 +20,7 @@ from support.sandboxing import sandbox_or_skip
 from support.the_class import synthetic_student
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK, grade_id, read_grades
+from viewcopy.course.folder import Course
 from viewcopy.demo.synthetic import Student
 from viewcopy.grading.grade import FAILED, GRADED
 
@@ -176,7 +177,7 @@ def test_no_secret_of_the_graders_reaches_a_hand_in(graded):
     found, refused = json.loads(text)
     assert found == {} and SECRET not in text
     assert "1/environ" in refused and "1/mem" in refused
-    logs = course / "grade_logs" / ASSIGNMENT
+    logs = Course.at(course).grade_logs(ASSIGNMENT)
     assert not any(SECRET in log.read_text() for log in logs.glob("*.log"))
 
 
@@ -185,7 +186,7 @@ def test_a_hand_in_cannot_write_the_graders_words_into_its_log(graded):
     kernel's, with their escape sequences escaped."""
     course, _, outcomes, _, _ = graded
     assert outcomes["forges_log"].status == GRADED
-    logs = course / "grade_logs" / ASSIGNMENT
+    logs = Course.at(course).grade_logs(ASSIGNMENT)
     lines = [
         line
         for log in logs.glob("worker-*.log")

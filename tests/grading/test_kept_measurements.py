@@ -25,8 +25,8 @@ from viewcopy.course.assignment import (
     grade_id,
     read_grades,
     run_nbgrader,
-    submission_folder,
 )
+from viewcopy.course.folder import Course
 from viewcopy.grading.grade import GRADED
 from viewcopy.plugins.student_measurements import binds_nothing
 
@@ -61,8 +61,8 @@ def stream(text: str) -> nbformat.NotebookNode:
 
 def derive(course: Path, base: str, student_id: str, edit: Callable) -> None:
     """A hand-in made from `base`'s, its notebook edited (no kernel runs), enrolled."""
-    folder = submission_folder(course, student_id)
-    shutil.copytree(submission_folder(course, base), folder)
+    folder = Course.at(course).hand_in(student_id, ASSIGNMENT)
+    shutil.copytree(Course.at(course).hand_in(base, ASSIGNMENT), folder)
     notebook = nbformat.read(folder / NOTEBOOK, 4)
     edit(notebook)
     nbformat.write(notebook, folder / NOTEBOOK)
@@ -117,7 +117,7 @@ def courses(the_class, tmp_path_factory):
     is configured; and the marked one graded where the course asks to re-measure."""
     root = tmp_path_factory.mktemp("measurements")
     kept = course_of(the_class, root / "kept", ["perfect", "typical"])
-    perfect = nbformat.read(submission_folder(kept, "perfect") / NOTEBOOK, 4)
+    perfect = nbformat.read(Course.at(kept).hand_in("perfect", ASSIGNMENT) / NOTEBOOK, 4)
     derive(kept, "perfect", MARKED, marked)
     derive(kept, "typical", HOSTILE, hostile(perfect))
     remeasured = course_of(the_class, root / "remeasured", ["perfect"])
@@ -133,7 +133,7 @@ def courses(the_class, tmp_path_factory):
 @pytest.mark.course
 def test_a_graded_hand_in_keeps_the_students_own_measurements_and_feedback_shows_them(courses):
     kept, _ = courses
-    handed_in = nbformat.read(submission_folder(kept, MARKED) / NOTEBOOK, 4)
+    handed_in = nbformat.read(Course.at(kept).hand_in(MARKED, ASSIGNMENT) / NOTEBOOK, 4)
     theirs = {grade_id(c): c for c in handed_in.cells}
     graded = {grade_id(c): c for c in graded_notebook(kept, MARKED).cells}
     for name in MEASURING_CELLS:

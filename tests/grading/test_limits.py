@@ -17,6 +17,7 @@ import pytest
 from support.course_notebook import ROOT
 
 from viewcopy.course.assignment import ASSIGNMENT
+from viewcopy.course.folder import Course
 from viewcopy.grading.limits import (
     GradingLimits,
     Limit,
@@ -26,7 +27,6 @@ from viewcopy.grading.limits import (
     kept_in_course,
     kept_on_machine,
     master_key,
-    master_path,
 )
 from viewcopy.grading.record import GradeError
 from viewcopy.grading.worker import load_api
@@ -42,14 +42,14 @@ def course(tmp_path, monkeypatch):
     return a_course(tmp_path / "course")
 
 
-def a_course(folder: Path) -> Path:
+def a_course(folder: Path) -> Course:
     folder.mkdir(parents=True)
     shutil.copy(ROOT / "nbgrader_config.py", folder)
     shutil.copytree(ROOT / "source", folder / "source")
-    return folder
+    return Course.at(folder)
 
 
-def keep(course: Path, run: MasterRun) -> MasterRun:
+def keep(course: Course, run: MasterRun) -> MasterRun:
     """`run` kept in the course, for the master as it is now (unsandboxed)."""
     kept = MasterRun(
         master_key(course, ASSIGNMENT, sandboxed=False), run.total_s, run.slowest_cell_s
@@ -60,7 +60,7 @@ def keep(course: Path, run: MasterRun) -> MasterRun:
     return kept
 
 
-def limits(course: Path, *, hand_in_s=None, cell_s=None, cuda=False) -> GradingLimits:
+def limits(course: Course, *, hand_in_s=None, cell_s=None, cuda=False) -> GradingLimits:
     return grading_limits(
         course, ASSIGNMENT, hand_in_s=hand_in_s, cell_s=cell_s, sandbox=None, cuda=cuda
     )
@@ -102,9 +102,9 @@ def test_a_kept_run_is_reused_by_the_course_and_by_another_course_on_this_machin
 @pytest.mark.slow
 def test_a_changed_master_is_measured_again(course):
     old = keep(course, KEPT)
-    master = nbformat.read(master_path(course, ASSIGNMENT), as_version=4)
+    master = nbformat.read(course.master(ASSIGNMENT), as_version=4)
     master.cells.append(nbformat.v4.new_markdown_cell("A note added after the run was kept."))
-    nbformat.write(master, master_path(course, ASSIGNMENT))
+    nbformat.write(master, course.master(ASSIGNMENT))
     with no_kernel_left():
         derived = limits(course)
     kept = json.loads(kept_in_course(course, ASSIGNMENT).read_text())
@@ -115,13 +115,13 @@ def test_a_changed_master_is_measured_again(course):
 
 
 def test_the_instructors_limits_win_and_need_no_measurement(course):
-    shutil.rmtree(course / "source")  # nothing to measure: only the overrides can answer
+    shutil.rmtree(course.source)  # nothing to measure: only the overrides can answer
     assert limits(course, hand_in_s=200, cell_s=50) == GradingLimits(
         Limit(50, "set by --cell-limit"), Limit(200, "set by --limit")
     )
     with pytest.raises(GradeError, match="set both --limit and --cell-limit"):
         limits(course, hand_in_s=200)
-    with (course / "nbgrader_config.py").open("a") as config:
+    with course.config_file.open("a") as config:
         config.write("\nc.Execute.timeout = 77\n")
     configured = limits(course, hand_in_s=200)
     assert configured.cell == Limit(77, "set by Execute.timeout in nbgrader_config.py")
@@ -140,7 +140,7 @@ def test_an_explicit_cell_limit_beside_a_derived_hand_in_limit(course):
 
 
 def test_a_grading_process_runs_each_cell_under_the_runs_cell_limit(course, monkeypatch):
-    monkeypatch.chdir(course)
+    monkeypatch.chdir(course.root)
     assert load_api(course, None, cell_s=42).config.Execute.timeout == 42
 
 
@@ -150,7 +150,7 @@ def test_the_master_is_measured_in_the_sandbox_as_hand_ins_run(course):
     output discarded, and the limits come from that run."""
     from support.sandboxing import sandbox_or_skip
 
-    from viewcopy.grading.grade import SANDBOXED
+    from viewcopy.grading.pool import SANDBOXED
 
     sandbox_or_skip()
     with no_kernel_left():

@@ -109,13 +109,14 @@ def test_a_lost_pool_interrupts_what_is_left_and_says_how_many_were_written():
 
 
 def test_a_course_that_runs_a_lock_service_is_refused_by_the_cluster_before_it_connects(tmp_path):
+    from viewcopy.course.folder import Course
     from viewcopy.grading.cluster import ClusterPool
     from viewcopy.grading.pool import GradingRun
 
     (tmp_path / "nbgrader_config.py").write_text(
         "c = get_config()\nc.LockService.data_dir = '/srv/locks'\n"
     )
-    run = GradingRun(tmp_path, "view_or_copy", tmp_path, cluster="tcp://127.0.0.1:9")
+    run = GradingRun(Course.at(tmp_path), "view_or_copy", cluster="tcp://127.0.0.1:9")
     with pytest.raises(GradeError, match=r"LockService\.data_dir.*here, without --cluster"):
         ClusterPool(run, print)
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from support.course_notebook import RELEASE_0_1_0, RELEASE_0_1_0_70CF16B
 
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK
+from viewcopy.course.folder import Course
 from viewcopy.engine.version import package_version
 from viewcopy.grading.record import (
     FAILED,
@@ -39,7 +40,7 @@ def with_version(data: dict, version: str) -> dict:
 
 
 def test_the_record_names_the_version_that_graded_and_keeps_it_for_a_skipped_hand_in(tmp_path):
-    path = record_path(tmp_path, ASSIGNMENT)
+    path = record_path(Course.at(tmp_path), ASSIGNMENT)
     path.parent.mkdir(parents=True)
     write_record(
         path, [HandInOutcome("ann", GRADED, 3.0), HandInOutcome("bob", FAILED, reason="hang")]
@@ -86,12 +87,12 @@ def test_a_record_that_does_not_read_is_replaced_whole(tmp_path):
 
 
 def test_versions_of_pairs_the_lock_s_version_with_the_grading_s(tmp_path):
-    course = tmp_path
-    handed_in(course, "before")  # the frozen hand-in: a lock file without a version
-    new = handed_in(course, "locked_now")
+    course = Course.at(tmp_path)
+    handed_in(tmp_path, "before")  # the frozen hand-in: a lock file without a version
+    new = handed_in(tmp_path, "locked_now")
     lock = json.loads((new / LOCK_FILE).read_text("utf-8"))
     (new / LOCK_FILE).write_text(json.dumps(with_version(lock, "0.2.0")), "utf-8")
-    notebook_only = handed_in(course, "notebook_only")  # the lock travels in its outputs only
+    notebook_only = handed_in(tmp_path, "notebook_only")  # the lock travels in its outputs only
     (notebook_only / LOCK_FILE).unlink()
     notebook = json.loads((notebook_only / NOTEBOOK).read_text("utf-8"))
     for cell in notebook["cells"]:
@@ -99,9 +100,9 @@ def test_versions_of_pairs_the_lock_s_version_with_the_grading_s(tmp_path):
             if (held := output.get("metadata", {}).get(OUTPUT_KEY)) is not None:
                 output["metadata"][OUTPUT_KEY] = with_version(held, "0.3.0")
     (notebook_only / NOTEBOOK).write_text(json.dumps(notebook), "utf-8")
-    outputs_before = handed_in(course, "outputs_before")
+    outputs_before = handed_in(tmp_path, "outputs_before")
     (outputs_before / LOCK_FILE).unlink()
-    never = course / "submitted" / "never_locked" / ASSIGNMENT
+    never = tmp_path / "submitted" / "never_locked" / ASSIGNMENT
     never.mkdir(parents=True)
     shutil.copy(RELEASE_0_1_0 / NOTEBOOK, never)  # a notebook with no lock anywhere
     path = record_path(course, ASSIGNMENT)
@@ -128,4 +129,4 @@ def test_versions_of_pairs_the_lock_s_version_with_the_grading_s(tmp_path):
 
 
 def test_a_course_without_submissions_or_record_has_no_versions(tmp_path):
-    assert versions_of(tmp_path, ASSIGNMENT) == {}
+    assert versions_of(Course.at(tmp_path), ASSIGNMENT) == {}

@@ -15,6 +15,7 @@ from jupyter_client.manager import AsyncKernelManager
 from support.course_notebook import ROOT
 from support.kernels import running
 
+from viewcopy.course.folder import Course
 from viewcopy.grading.limits import _kernel_manager
 from viewcopy.grading.worker import load_api
 from viewcopy.sandbox.own_kernels import OwnKernelManager
@@ -54,13 +55,14 @@ def test_a_tcp_kernel_whose_port_was_taken_dies_and_unix_socket_kernels_answer()
 def test_every_kernel_started_outside_the_sandbox_is_on_unix_sockets(tmp_path, monkeypatch):
     shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
     monkeypatch.chdir(tmp_path)
-    execute = load_api(tmp_path, None).config.Execute
+    course = Course.at(tmp_path)
+    execute = load_api(course, None).config.Execute
     assert execute.kernel_manager_class is UnixSocketKernelManager  # viewcopy grade --no-sandbox
-    assert _kernel_manager(tmp_path, None, "python3").transport == "ipc"  # the master, measured
+    assert _kernel_manager(course, None, "python3").transport == "ipc"  # the master, measured
     assert OwnKernelManager(kernel_name="python3").transport == "ipc"  # the synthetic class's
 
     with (tmp_path / "nbgrader_config.py").open("a") as config:
         config.write("\nc.Execute.kernel_manager_class = 'jupyter_client.manager.KernelManager'\n")
-    assert load_api(tmp_path, None).config.Execute.kernel_manager_class == (
+    assert load_api(course, None).config.Execute.kernel_manager_class == (
         "jupyter_client.manager.KernelManager"
     )  # a course that names its own is left as it is

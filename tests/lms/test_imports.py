@@ -14,6 +14,7 @@ from support.course_notebook import ROOT
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK_ID
 from viewcopy.course.class_scores import GradebookScore, format_score
+from viewcopy.course.folder import Course
 from viewcopy.five.questions import QUESTIONS, answer_cell
 from viewcopy.grading.record import FAILED, GRADED, HandInOutcome, record_path, write_record
 from viewcopy.lms.errors import ImportFileError
@@ -72,7 +73,7 @@ def course(tmp_path_factory) -> Path:
                 (notebook,) = gradebook.find_submission(ASSIGNMENT, student).notebooks
                 notebook.late_submission_penalty = 2.0
             gradebook.db.commit()
-    record = record_path(folder, ASSIGNMENT)
+    record = record_path(Course.at(folder), ASSIGNMENT)
     record.parent.mkdir(parents=True)
     write_record(
         record,
@@ -112,7 +113,7 @@ def cell(rows: list[list[str]], key_column: str, key: str, column: str) -> str:
 
 
 def test_canvas_holds_the_gradebook_totals_in_the_assignments_own_column(course, tmp_path):
-    result = merge_scores(course, ASSIGNMENT, CANVAS, "canvas")
+    result = merge_scores(Course.at(course), ASSIGNMENT, CANVAS, "canvas")
     out = result.write(tmp_path / "import.csv")
     rows, total = read_back(out), totals(course)
     column = "View or copy (M01.02) (1202)"
@@ -125,7 +126,9 @@ def test_canvas_holds_the_gradebook_totals_in_the_assignments_own_column(course,
 
 
 def test_canvas_keeps_every_row_and_column_of_its_export(course, tmp_path):
-    rows = read_back(merge_scores(course, ASSIGNMENT, CANVAS, "canvas").write(tmp_path / "i.csv"))
+    rows = read_back(
+        merge_scores(Course.at(course), ASSIGNMENT, CANVAS, "canvas").write(tmp_path / "i.csv")
+    )
     original = read_back(CANVAS)
     column = original[0].index("View or copy (M01.02) (1202)")
     assert len(rows) == len(original) and rows[0] == original[0]
@@ -141,7 +144,7 @@ def test_canvas_without_the_column_gets_a_new_one_with_its_points(course, tmp_pa
     export = tmp_path / "export.csv"
     with export.open("w", newline="", encoding="utf-8") as sink:
         csv.writer(sink).writerows(r[:drop] + r[drop + 1 :] for r in original)
-    result = merge_scores(course, ASSIGNMENT, export, "canvas")
+    result = merge_scores(Course.at(course), ASSIGNMENT, export, "canvas")
     rows, total = read_back(result.write(tmp_path / "import.csv")), totals(course)
     assert result.added and rows[0][-1] == LAB_TITLE == result.column
     assert rows[1][-1] == "" and float(rows[2][-1]) == sum({**AUTOGRADED, **HAND_GRADED}.values())
@@ -155,7 +158,7 @@ def test_canvas_points_possible_become_the_gradebooks_maximum_and_the_change_is_
 ):
     export = tmp_path / "export.csv"
     export.write_text(CANVAS.read_text().replace(",10.00,36.00,10.00,", ",10.00,100.00,10.00,"))
-    result = merge_scores(course, ASSIGNMENT, export, "canvas")
+    result = merge_scores(Course.at(course), ASSIGNMENT, export, "canvas")
     rows, original = read_back(result.write(tmp_path / "i.csv")), read_back(export)
     column = original[0].index(result.column)
     assert original[2][column] == "100.00" and rows[2][column] == "36"
@@ -169,7 +172,7 @@ def test_canvas_points_possible_become_the_gradebooks_maximum_and_the_change_is_
 
 
 def test_canvas_names_whoever_it_could_not_match_both_ways(course):
-    result = merge_scores(course, ASSIGNMENT, CANVAS, "canvas")
+    result = merge_scores(Course.at(course), ASSIGNMENT, CANVAS, "canvas")
     summary = result.summary()
     lms_only = summary.split("In Canvas, not in the gradebook")[1].split("\n\n")[0]
     assert "Fischer, Frank" in lms_only and "Ahn, Alice" not in lms_only
@@ -180,7 +183,7 @@ def test_canvas_names_whoever_it_could_not_match_both_ways(course):
 
 
 def test_a_failed_grading_and_no_hand_in_keep_the_lms_cell_and_are_named(course, tmp_path):
-    result = merge_scores(course, ASSIGNMENT, CANVAS, "canvas")
+    result = merge_scores(Course.at(course), ASSIGNMENT, CANVAS, "canvas")
     rows, original = read_back(result.write(tmp_path / "import.csv")), read_back(CANVAS)
     column = result.column
     for login in ("carol", "dan"):
@@ -193,13 +196,13 @@ def test_a_failed_grading_and_no_hand_in_keep_the_lms_cell_and_are_named(course,
 
 
 def test_pending_hand_grading_is_said(course):
-    summary = merge_scores(course, ASSIGNMENT, CANVAS, "canvas").summary()
+    summary = merge_scores(Course.at(course), ASSIGNMENT, CANVAS, "canvas").summary()
     first, last = QUESTIONS[0], QUESTIONS[-1]
     assert f"2 students have answers {first}-{last} not yet hand-graded (S1008, bob)" in summary
 
 
 def test_moodle_gets_a_new_grade_item_column_and_ambiguous_rows_are_never_guessed(course, tmp_path):
-    result = merge_scores(course, ASSIGNMENT, MOODLE, "moodle")
+    result = merge_scores(Course.at(course), ASSIGNMENT, MOODLE, "moodle")
     rows, original, total = (
         read_back(result.write(tmp_path / "i.csv")),
         read_back(MOODLE),
@@ -229,7 +232,7 @@ def test_moodle_fills_an_existing_item_column(course, tmp_path):
     export = tmp_path / "export.csv"
     text = MOODLE.read_text().replace("Assignment: Lab 1: Tensors (Real)", f"{LAB_TITLE} (Real)")
     export.write_text(text)
-    result = merge_scores(course, ASSIGNMENT, export, "moodle")
+    result = merge_scores(Course.at(course), ASSIGNMENT, export, "moodle")
     rows = read_back(result.write(tmp_path / "import.csv"))
     assert not result.added and rows[0] == read_back(export)[0]
     assert float(cell(rows, "ID number", "S1001", f"{LAB_TITLE} (Real)")) == totals(course)["alice"]
@@ -237,11 +240,11 @@ def test_moodle_fills_an_existing_item_column(course, tmp_path):
 
 def test_bad_exports_are_named_with_the_missing_part_and_the_fix(course, tmp_path):
     with pytest.raises(ImportFileError, match=r"moodle_export\.csv is not a Canvas .*'Student'"):
-        merge_scores(course, ASSIGNMENT, MOODLE, "canvas")
+        merge_scores(Course.at(course), ASSIGNMENT, MOODLE, "canvas")
     no_login = tmp_path / "no_login.csv"
     no_login.write_text(CANVAS.read_text().replace("SIS Login ID", "Login"))
     with pytest.raises(ImportFileError, match=r"no_login\.csv .*'SIS Login ID'.*Grades > Export"):
-        merge_scores(course, ASSIGNMENT, no_login, "canvas")
+        merge_scores(Course.at(course), ASSIGNMENT, no_login, "canvas")
     no_points = tmp_path / "no_points.csv"
     no_points.write_text(
         "\n".join(
@@ -249,26 +252,26 @@ def test_bad_exports_are_named_with_the_missing_part_and_the_fix(course, tmp_pat
         )
     )
     with pytest.raises(ImportFileError, match=r"no_points\.csv has no 'Points Possible' row"):
-        merge_scores(course, ASSIGNMENT, no_points, "canvas")
+        merge_scores(Course.at(course), ASSIGNMENT, no_points, "canvas")
     with pytest.raises(
         ImportFileError, match=r"canvas_export\.csv is not a Moodle .*'Email address'"
     ):
-        merge_scores(course, ASSIGNMENT, CANVAS, "moodle")
+        merge_scores(Course.at(course), ASSIGNMENT, CANVAS, "moodle")
     empty = tmp_path / "empty.csv"
     empty.write_text("")
     with pytest.raises(ImportFileError, match=r"empty\.csv is empty"):
-        merge_scores(course, ASSIGNMENT, empty, "moodle")
+        merge_scores(Course.at(course), ASSIGNMENT, empty, "moodle")
     with pytest.raises(ImportFileError, match=r"absent\.csv: no such file"):
-        merge_scores(course, ASSIGNMENT, tmp_path / "absent.csv", "moodle")
+        merge_scores(Course.at(course), ASSIGNMENT, tmp_path / "absent.csv", "moodle")
     with pytest.raises(ImportFileError, match=r"is the export itself"):
-        merge_scores(course, ASSIGNMENT, CANVAS, "canvas").write(CANVAS)
+        merge_scores(Course.at(course), ASSIGNMENT, CANVAS, "canvas").write(CANVAS)
 
 
 def test_a_course_without_the_assignment_or_a_gradebook_is_named(course, tmp_path):
     with pytest.raises(ImportFileError, match=r"no assignment 'lab_2'"):
-        merge_scores(course, "lab_2", CANVAS, "canvas")
+        merge_scores(Course.at(course), "lab_2", CANVAS, "canvas")
     with pytest.raises(ImportFileError, match=r"has no gradebook"):
-        merge_scores(tmp_path, ASSIGNMENT, CANVAS, "canvas")
+        merge_scores(Course.at(tmp_path), ASSIGNMENT, CANVAS, "canvas")
 
 
 def test_a_semicolon_export_with_a_bom_is_written_back_the_same_way(course, tmp_path):
@@ -276,7 +279,9 @@ def test_a_semicolon_export_with_a_bom_is_written_back_the_same_way(course, tmp_
     rows = read_back(CANVAS)
     with export.open("w", newline="", encoding="utf-8-sig") as sink:
         csv.writer(sink, delimiter=";", lineterminator="\r\n").writerows(rows)
-    out = merge_scores(course, ASSIGNMENT, export, "canvas").write(tmp_path / "import.csv")
+    out = merge_scores(Course.at(course), ASSIGNMENT, export, "canvas").write(
+        tmp_path / "import.csv"
+    )
     raw = out.read_bytes()
     assert raw.startswith(b"\xef\xbb\xbf") and b"\r\n" in raw
     with out.open(newline="", encoding="utf-8-sig") as source:

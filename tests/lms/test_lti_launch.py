@@ -310,6 +310,7 @@ def test_the_hub_and_the_roster_read_a_persons_roles_alike(hub, platform):
     from nbgrader.api import Gradebook
 
     from viewcopy.course.assignment import course_id, gradebook_url
+    from viewcopy.course.folder import Course
     from viewcopy.lms.roster import roster
 
     membership = "http://purl.imsglobal.org/vocab/lis/v2/membership"
@@ -328,7 +329,7 @@ def test_the_hub_and_the_roster_read_a_persons_roles_alike(hub, platform):
         user = hub.user(hub_name(member.user_id))
         groups[member.user_id] = user["groups"] if user else []
     course = hub.state.course_root
-    roster(course)
+    roster(Course.at(course))
     with Gradebook(gradebook_url(course), course_id(course)) as gradebook:
         enrolled = {s.id for s in gradebook.students}
     for member in mixed:

@@ -34,8 +34,8 @@ from viewcopy.course.assignment import (
     enrol,
     gradebook_url,
     read_grades,
-    submission_folder,
 )
+from viewcopy.course.folder import Course
 from viewcopy.grading.grade import FAILED, GRADED
 from viewcopy.grading.record import INTERRUPTED, read_record, record_path, write_record
 from viewcopy.lms.commands import LMS
@@ -70,7 +70,8 @@ def graded(the_class, tmp_path_factory):
     outcomes = {o.student_id: o.status for o in grade_as_the_product(course)}
     assert outcomes == {**dict.fromkeys(GRADED_OK, GRADED), FAILS: FAILED}
     enrol(course, {LATE: "Late Hand-in", ABSENT: "No Hand-in"})
-    shutil.copytree(submission_folder(course, "perfect"), submission_folder(course, LATE))
+    handed = Course.at(course)
+    shutil.copytree(handed.hand_in("perfect", ASSIGNMENT), handed.hand_in(LATE, ASSIGNMENT))
     return course
 
 
@@ -190,7 +191,7 @@ def test_the_lms_holds_the_gradebook_before_and_after_hand_grading_and_once(cour
 def test_the_lms_down_mid_push_loses_nothing_and_receives_nothing_twice(course, platform):
     platform.fail_after(2)
     with pytest.raises(LmsUnreachable) as down:
-        push(course, ASSIGNMENT, retries=FAST)
+        push(Course.at(course), ASSIGNMENT, retries=FAST)
     message = str(down.value)
     assert f"{platform.url}/contexts/" in message and "after 3 tries" in message
     assert "sent 2 scores before that" in message and "pushing again sends only the rest" in message
@@ -200,7 +201,7 @@ def test_the_lms_down_mid_push_loses_nothing_and_receives_nothing_twice(course, 
     assert len(pending) == 1  # the POST that found the LMS gone
 
     platform.start_again()
-    done = push(course, ASSIGNMENT, retries=FAST)
+    done = push(Course.at(course), ASSIGNMENT, retries=FAST)
     assert done.resent == [pending[0].student]
     posts = platform.score_posts()
     counts = Counter(json.dumps(p, sort_keys=True) for p in posts)
@@ -217,7 +218,7 @@ def test_the_lms_down_mid_push_loses_nothing_and_receives_nothing_twice(course, 
 def test_a_failing_lms_is_retried_with_back_off_and_each_score_lands_once(course, platform):
     waits = []
     platform.busy_for(2)  # two 503s: the first score's first try and its retry
-    done = push(course, ASSIGNMENT, retries=FAST, sleep=waits.append)
+    done = push(Course.at(course), ASSIGNMENT, retries=FAST, sleep=waits.append)
     assert done.complete and waits == [FAST.delay(0), FAST.delay(1)]
     posts = platform.score_posts()
     assert sorted(p["userId"] for p in posts) == SENT_TO
@@ -226,22 +227,22 @@ def test_a_failing_lms_is_retried_with_back_off_and_each_score_lands_once(course
     platform.busy_for(len(EVERYONE))  # failing longer than the retries: one clear error
     hand_grade(course, "typical", 0.5)
     with pytest.raises(LmsUnreachable) as failing:
-        push(course, ASSIGNMENT, retries=FAST, sleep=waits.append)
+        push(Course.at(course), ASSIGNMENT, retries=FAST, sleep=waits.append)
     assert "HTTP 503: the gradebook is busy, try again" in str(failing.value)
     assert len(platform.score_posts()) == len(posts)  # the refused tries stored nothing
 
 
 def test_students_it_cannot_map_are_named_and_get_nothing(course, platform):
     platform.enrol([Member(s, s, f"{s}@uni.example") for s in EVERYONE if s != "memoriser"])
-    said = push(course, ASSIGNMENT, retries=FAST).summary()
+    said = push(Course.at(course), ASSIGNMENT, retries=FAST).summary()
     assert "not sent, 1 student with no LMS user to send to:" in said
     assert "  memoriser: the LMS's course roster has no user 'memoriser': enrol them" in said
     assert "memoriser" not in {p["userId"] for p in platform.score_posts()}
     assert len(platform.score_posts()) == len(SENT_TO) - 1
 
-    roster(course, retries=FAST)  # the roster as read, kept: a student it never listed
+    roster(Course.at(course), retries=FAST)  # the roster as read, kept: a student it never listed
     enrol(course, {"walk_in": "Enrolled By Hand"})
-    said = push(course, ASSIGNMENT, retries=FAST).summary()
+    said = push(Course.at(course), ASSIGNMENT, retries=FAST).summary()
     assert "  walk_in: never launched the course from the LMS and not on its roster" in said
     assert "they launch once from the LMS, or run `viewcopy lms roster`" in said
     assert "walk_in" not in {p["userId"] for p in platform.score_posts()}
@@ -251,7 +252,7 @@ def test_a_token_signed_with_a_key_the_lms_was_never_given_is_refused(course, pl
     other = ToolKey.ensure(tmp_path / "another_course")
     link_course(course, platform, [], key_set=other.jwks())
     with pytest.raises(LmsRefused) as refused:
-        push(course, ASSIGNMENT, retries=FAST)
+        push(Course.at(course), ASSIGNMENT, retries=FAST)
     assert refused.value.status == 401
     message = str(refused.value)
     assert "the LMS refused the tool's token request (401" in message
@@ -298,7 +299,7 @@ def assert_timestamps_advance(platform) -> None:
 def test_each_lms_stores_every_grade_and_one_submission_per_hand_in(lms):
     course, platform = lms
     flavour = platform.store.flavour()
-    said = push(course, ASSIGNMENT, retries=FAST).summary()
+    said = push(Course.at(course), ASSIGNMENT, retries=FAST).summary()
     assert shown(platform) == expected_shown(course, flavour)
     assert ABSENT not in shown(platform)  # no score: Canvas makes no submission
     assert_one_attempt_each(platform)
@@ -313,11 +314,14 @@ def test_each_lms_stores_every_grade_and_one_submission_per_hand_in(lms):
     assert "then `viewcopy lms push view_or_copy` again" in said
 
     posts = len(platform.score_posts())
-    assert "nothing changed since the last push" in push(course, ASSIGNMENT, retries=FAST).summary()
+    assert (
+        "nothing changed since the last push"
+        in push(Course.at(course), ASSIGNMENT, retries=FAST).summary()
+    )
     assert len(platform.score_posts()) == posts
 
     hand_grade(course, "perfect", 1.0)
-    push(course, ASSIGNMENT, retries=FAST)
+    push(Course.at(course), ASSIGNMENT, retries=FAST)
     regrade = platform.score_posts()[-1]
     assert regrade["userId"] == "perfect" and len(platform.score_posts()) == posts + 1
     assert regrade[CANVAS_SUBMISSION]["new_submission"] is False  # a regrade, not a hand-in
@@ -330,7 +334,7 @@ def test_each_lms_stores_every_grade_and_one_submission_per_hand_in(lms):
 def push_until_down(course, platform) -> None:
     """A push the platform goes down in the middle of (it raises), and the platform down."""
     with pytest.raises(LmsUnreachable):
-        push(course, ASSIGNMENT, retries=FAST)
+        push(Course.at(course), ASSIGNMENT, retries=FAST)
     platform.wait_down()
 
 
@@ -341,7 +345,7 @@ def test_a_lost_answer_is_confirmed_from_the_lms_not_sent_twice_nor_refused(lms)
     (lost,) = [e for e in Journal(lms_folder(course)).scores.values() if e.state == "sending"]
 
     platform.start_again()
-    done = push(course, ASSIGNMENT, retries=FAST)
+    done = push(Course.at(course), ASSIGNMENT, retries=FAST)
     assert done.complete and done.confirmed == [lost.student] and not done.resent
     assert "already held by the LMS (its results say so), 1 score" in done.summary()
     assert sorted(p["userId"] for p in platform.score_posts()) == SENT_TO  # once each
@@ -362,7 +366,7 @@ def test_a_score_stored_then_answered_500_is_confirmed_from_the_lms_not_refused(
     student = SENT_TO[1]  # the second score sent
     hand_grade(course, student, 1.0)  # final: a grade Moodle shows
     platform.store_then_fail(2)
-    done = push(course, ASSIGNMENT, retries=FAST)
+    done = push(Course.at(course), ASSIGNMENT, retries=FAST)
     assert done.complete and not done.refused
     posts = platform.score_posts()
     stored = [p for p in posts if p["userId"] == student]
@@ -378,7 +382,7 @@ def test_a_score_stored_then_answered_500_is_confirmed_from_the_lms_not_refused(
     sent = Journal(lms_folder(course)).sent_payload(item["id"], student)
     assert {"lineitem": item["id"], **sent} == stored[0]
 
-    again = push(course, ASSIGNMENT, retries=FAST)
+    again = push(Course.at(course), ASSIGNMENT, retries=FAST)
     assert again.complete and "nothing changed since the last push" in again.summary()
     assert len(platform.score_posts()) == len(posts)
 
@@ -393,7 +397,7 @@ def test_a_lost_answer_without_the_results_scope_is_named_and_not_hidden(lms):
     platform.lose_answer(1)
     push_until_down(course, platform)
     platform.start_again()
-    done = push(course, ASSIGNMENT, retries=FAST)
+    done = push(Course.at(course), ASSIGNMENT, retries=FAST)
     if platform.store.flavour() == MOODLE:  # the same second again: Moodle refuses it
         assert list(done.refused) == [SENT_TO[0]] and not done.complete
         assert "give the tool the scope" in done.refused[SENT_TO[0]]
@@ -409,7 +413,7 @@ def test_the_lms_down_mid_push_leaves_one_attempt_each(lms):
     platform.fail_after(2)
     push_until_down(course, platform)
     platform.start_again()
-    done = push(course, ASSIGNMENT, retries=FAST)
+    done = push(Course.at(course), ASSIGNMENT, retries=FAST)
     assert done.complete and len(done.resent) == 1
     assert sorted(p["userId"] for p in platform.score_posts()) == SENT_TO
     assert shown(platform) == expected_shown(course, platform.store.flavour())
@@ -420,13 +424,13 @@ def test_partial_grades_shown_as_final_when_the_course_says_so(lms):
     course, platform = lms
     with (course / "nbgrader_config.py").open("a") as config:
         config.write("\nc.LmsPush.partial_as_final = True\n")
-    said = push(course, ASSIGNMENT, retries=FAST).summary()
+    said = push(Course.at(course), ASSIGNMENT, retries=FAST).summary()
     totals = gradebook_totals(course)
     graded = {s: round(total, 2) for s, (total, _) in totals.items() if s in SENT_TO}
     assert shown(platform) == {**dict.fromkeys(SENT_TO), **graded}
     assert "sent as final, the autograded part only (c.LmsPush.partial_as_final)" in said
     hand_grade(course, "typical", 1.0)
-    push(course, ASSIGNMENT, retries=FAST)
+    push(Course.at(course), ASSIGNMENT, retries=FAST)
     assert shown(platform)["typical"] == round(gradebook_totals(course)["typical"][0], 2)
     assert_one_attempt_each(platform)
 
@@ -456,16 +460,16 @@ def test_the_push_the_import_file_and_the_class_report_give_one_number(course, p
 
     hand_grade(course, "perfect", 1 / 3)
     interrupted = "typical"
-    outcomes = read_record(record_path(course, ASSIGNMENT))
+    outcomes = read_record(record_path(Course.at(course), ASSIGNMENT))
     outcomes[interrupted] = replace(outcomes[interrupted], status=INTERRUPTED, reason="stopped")
-    write_record(record_path(course, ASSIGNMENT), outcomes.values())
+    write_record(record_path(Course.at(course), ASSIGNMENT), outcomes.values())
     said = cli("push", "--course", str(course))
     assert f"{interrupted}: grading interrupted: stopped; nothing sent" in said
     (item,) = platform.lineitems()
     held = platform.results(item["id"])
     pushed = {u: r["scoreGiven"] for u, r in held.items() if "scoreGiven" in r}
     export = canvas_export(tmp_path / "canvas.csv", EVERYONE)
-    merged = merge_scores(course, ASSIGNMENT, export, "canvas")
+    merged = merge_scores(Course.at(course), ASSIGNMENT, export, "canvas")
     written = {s: float(v) for s, v in merged.written.items()}
     report = {k: v for section, k, measure, v in rows(build_report(course))
               if section == "student" and measure == "score"}  # fmt: skip

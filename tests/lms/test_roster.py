@@ -12,6 +12,7 @@ from support.lms_link import link_course, running_platform
 from support.lti_platform import PAGE, TEACHING_ASSISTANT, Member, require_lti
 
 from viewcopy.course.assignment import COURSE_ID, gradebook_url
+from viewcopy.course.folder import Course
 from viewcopy.lms.commands import LMS
 from viewcopy.lms.errors import LmsError
 from viewcopy.lms.link import NotLinked
@@ -42,12 +43,12 @@ def test_the_roster_enrols_every_learner_over_every_page_and_no_teacher(tmp_path
     assert len(CLASS) > 2 * PAGE  # the platform answers in three pages
     course = tmp_path / "course"
     link_course(course, platform, [*CLASS, ASSISTANT])
-    said = roster(course).summary()
+    said = roster(Course.at(course)).summary()
     assert students(course) == {m.user_id: (m.given_name, m.family_name, m.email) for m in CLASS}
     for member in CLASS:
         assert f"added {member.user_id} ({member.name}, {member.email})" in said
     assert "2 instructors or assistants, not enrolled as students" in said
-    again = roster(course).summary()
+    again = roster(Course.at(course)).summary()
     assert again.startswith("no change: 7 learners in the LMS, all enrolled as before")
 
 
@@ -58,7 +59,7 @@ def test_mid_term_new_students_are_added_and_dropped_ones_kept_with_their_grades
 
     course = tmp_path / "course"
     link_course(course, platform, CLASS)
-    roster(course)
+    roster(Course.at(course))
     with Gradebook(gradebook_url(course), COURSE_ID) as gradebook:
         gradebook.add_assignment("quiz")
         for student in ("s01", "s02"):
@@ -68,7 +69,7 @@ def test_mid_term_new_students_are_added_and_dropped_ones_kept_with_their_grades
     inactive = Member("s02", CLASS[2].name, CLASS[2].email, status="Inactive")
     new = Member("s99", "Nova Late", "nova@uni.example")
     platform.enrol([CLASS[0], inactive, moved, *CLASS[4:], new])  # s01 gone from the LMS
-    said = roster(course).summary().splitlines()
+    said = roster(Course.at(course)).summary().splitlines()
     assert said[:4] == [
         "added s99 (Nova Late, nova@uni.example)",
         "updated s03's email (s3@uni.example -> s3@elsewhere.example)",
@@ -85,7 +86,7 @@ def test_mid_term_new_students_are_added_and_dropped_ones_kept_with_their_grades
             "s02",
         }
     platform.enrol([*CLASS[:3], moved, *CLASS[4:], new])  # s01 and s02 back
-    back = roster(course).summary()
+    back = roster(Course.at(course)).summary()
     assert "back: s01 is active in the LMS again" in back
     assert "back: s02 is active in the LMS again" in back
     assert "dropped" not in back
@@ -98,4 +99,4 @@ def test_a_course_never_launched_from_its_lms_is_told_what_to_do(tmp_path):
     with pytest.raises(LmsError, match="launch it once from the LMS as its instructor"):
         LMS.run(args)
     with pytest.raises(NotLinked):
-        roster(tmp_path)
+        roster(Course.at(tmp_path))

@@ -11,6 +11,7 @@ from pathlib import Path
 from nbgrader.api import Gradebook
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, NOTEBOOK_ID
+from viewcopy.course.folder import Course
 from viewcopy.five.grades import apply_grades, check_rows
 from viewcopy.five.questions import five, graded_notebooks
 
@@ -28,7 +29,7 @@ def manual(course: Path, item: int) -> dict[str, tuple[float | None, str | None]
     """Every graded student's manual score and comment of answer_<item>, read back directly."""
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}", COURSE_ID) as gradebook:
         out = {}
-        for student in graded_notebooks(course, ASSIGNMENT):
+        for student in graded_notebooks(Course.at(course), ASSIGNMENT):
             grade = gradebook.find_grade(f"answer_{item}", NOTEBOOK_ID, ASSIGNMENT, student)
             comment = gradebook.find_comment(f"answer_{item}", NOTEBOOK_ID, ASSIGNMENT, student)
             out[student] = (grade.manual_score, comment.manual_comment)
@@ -38,10 +39,11 @@ def manual(course: Path, item: int) -> dict[str, tuple[float | None, str | None]
 def one_group_graded(course: Path) -> Path:
     """The course with answer_21 of the group that holds `perfect` graded 1.5 with APPLIED, as
     `viewcopy five --apply` writes it."""
-    questions = five(course, questions=[21])
+    graded = Course.at(course)
+    questions = five(graded, questions=[21])
     group = next(g for g in questions[0].groups if "perfect" in g.students)
     row = {"question": "21", "group": group.group, "score": "1.5", "comment": APPLIED}
-    apply_grades(course, check_rows([row], questions))
+    apply_grades(graded, check_rows([row], questions))
     return course
 
 

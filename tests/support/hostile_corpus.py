@@ -20,9 +20,11 @@ from support.course_notebook import ROOT
 from support.payloads import hand_in_locked, hostile_student
 from support.the_class import EXITS_KERNEL
 
-from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, build_course, submission_folder
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK
+from viewcopy.course.folder import Course, build_course
 from viewcopy.demo.synthetic import Student, hand_in_class, synthetic_class
 from viewcopy.grading.grade import grade
+from viewcopy.grading.pool import GradingRun
 from viewcopy.locking.record import LOCK_FILE
 
 LIMIT_S = 30
@@ -226,16 +228,19 @@ def graded_corpus(course: Path, the_class: Path):
     browser = hostile_student(base["perfect"])
     everyone = [*honest.values(), *hostile, browser]
     build_course(ROOT, course, {s.student_id: s.profile for s in everyone})
+    source, graded_course = Course.at(the_class), Course.at(course)
     for student_id, copied in HONEST_COPIES.items():
-        shutil.copytree(submission_folder(the_class, copied), submission_folder(course, student_id))
+        shutil.copytree(
+            source.hand_in(copied, ASSIGNMENT), graded_course.hand_in(student_id, ASSIGNMENT)
+        )
     hand_in_class(hostile, course)
     hand_in_locked(browser, course)
-    forged = submission_folder(course, "forged_lock") / LOCK_FILE
+    forged = graded_course.hand_in("forged_lock", ASSIGNMENT) / LOCK_FILE
     forged.write_text(json.dumps({"fingerprint": "0" * 64, "locked_at": "2026-11-29 08:00"}))
     before = digest(course, skip=("autograded", "grade_logs", "gradebook.db"))
     os.environ["VIEWCOPY_PLANTED_SECRET"] = SECRET
     try:
-        graded = grade(course, ASSIGNMENT, limit_s=LIMIT_S, say=print)
+        graded = grade(GradingRun(graded_course, ASSIGNMENT, limit_s=LIMIT_S), say=print)
     finally:
         os.environ.pop("VIEWCOPY_PLANTED_SECRET")
     outcomes = {o.student_id: o for o in graded}

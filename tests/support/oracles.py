@@ -14,7 +14,8 @@ import numpy as np
 import torch
 from support.course_notebook import RELEASE, ROOT, hidden_traps
 
-from viewcopy.course.assignment import NOTEBOOK, grade_id, submission_folder
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, grade_id
+from viewcopy.course.folder import Course
 from viewcopy.demo.answers import EMPTY, PARAPHRASES, SAID_BY_EVERY_CLASS
 from viewcopy.demo.classifiers import classify_source
 from viewcopy.demo.synthetic import Student
@@ -316,6 +317,6 @@ def locks_next_ops(student: Student) -> bool:
 def lock_of(course: Path, student_id: str) -> LockRecord | None:
     """The lock record a hand-in in `course` holds (None where it holds none it can read)."""
     try:
-        return read_lock(submission_folder(course, student_id))
+        return read_lock(Course.at(course).hand_in(student_id, ASSIGNMENT))
     except LockError:
         return None

@@ -24,8 +24,8 @@ from viewcopy.course.assignment import (
     NEXT_PREDICTIONS_CELL,
     NOTEBOOK,
     grade_id,
-    mark_submitted,
 )
+from viewcopy.course.folder import mark_submitted
 from viewcopy.demo.synthetic import Student, hand_in, predictions_source
 from viewcopy.exercise.next_predictions import hand_in_draw
 from viewcopy.instructor.master import measured_next_predictions

@@ -43,19 +43,24 @@ def assert_kernel_user(uid: int) -> None:
         assert uid == int(NOBODY)
 
 
-def grade_as_the_product(course: Path, **options) -> list:
+def grade_as_the_product(course: Path, limit_s: float | None = None, **options) -> list:
     """`viewcopy grade` of the course's assignment as the product grades: sandboxed, each kernel
     forked from its worker's warm template (asserted: none started fresh). Where bubblewrap
     cannot run here, unsandboxed with fresh kernels, as `viewcopy grade` falls back; where
-    VIEWCOPY_REQUIRE_SANDBOX=1 (CI), that fails instead."""
+    VIEWCOPY_REQUIRE_SANDBOX=1 (CI), that fails instead. `options` are grade's (pattern, force)."""
     from viewcopy.course.assignment import ASSIGNMENT
-    from viewcopy.grading.grade import SANDBOXED, grade
+    from viewcopy.course.folder import Course
+    from viewcopy.grading.grade import grade
+    from viewcopy.grading.pool import SANDBOXED, GradingRun
     from viewcopy.sandbox import bwrap_problem
+
+    def run(sandbox) -> GradingRun:
+        return GradingRun(Course.at(course), ASSIGNMENT, limit_s=limit_s, sandbox=sandbox)
 
     if (problem := bwrap_problem()) is not None:
         fail_if_required(problem)
-        return grade(course, ASSIGNMENT, progress=False, sandbox=None, **options)
-    outcomes = grade(course, ASSIGNMENT, progress=False, sandbox=SANDBOXED, **options)
+        return grade(run(None), progress=False, **options)
+    outcomes = grade(run(SANDBOXED), progress=False, **options)
     fresh = {o.student_id: o.kernels for o in outcomes if o.kernels[1]}
     assert not fresh, f"kernels started fresh, not forked warm (warm, fresh): {fresh}"
     return outcomes

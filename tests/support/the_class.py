@@ -21,15 +21,8 @@ import pytest
 from support.course_notebook import RELEASE_0_1_0, RELEASE_0_1_0_70CF16B, ROOT
 from support.oracles import exec_cell
 
-from viewcopy.course.assignment import (
-    ASSIGNMENT,
-    NbgraderFailed,
-    build_course,
-    enrol,
-    grade_id,
-    run_nbgrader,
-    submission_folder,
-)
+from viewcopy.course.assignment import ASSIGNMENT, NbgraderFailed, enrol, grade_id, run_nbgrader
+from viewcopy.course.folder import Course, build_course
 from viewcopy.demo.cycle import StudentGrades, grade_cycle
 from viewcopy.demo.synthetic import (
     Student,
@@ -245,7 +238,7 @@ def hand_in_the_class(course: Path) -> Path:
     if sys.platform.startswith("linux"):  # run as the demo runs them: every kernel forked warm
         assert any(", 0 started fresh" in line for line in said), said
     for student_id, hand_in in FROZEN.items():
-        shutil.copytree(hand_in, submission_folder(course, student_id))
+        shutil.copytree(hand_in, Course.at(course).hand_in(student_id, ASSIGNMENT))
     return course
 
 

@@ -9,11 +9,14 @@ nbgrader is imported only by the helpers that need it, so the names cost nothing
 from __future__ import annotations
 
 import contextlib
+import copy
+import functools
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import traceback
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -52,6 +55,8 @@ what a copy costs (question 25, measured) and the production model's profile. Ea
 that binds no name, and no graded cell reads what it does, so grading keeps the student's own
 outputs of each instead of measuring again (viewcopy.plugins.KeepStudentMeasurements)."""
 
+CONFIG_FILE = "nbgrader_config.py"
+"""A course folder's nbgrader config, which every command reads (`course_config`)."""
 SUBMITTED_AT = "2026-11-29 09:00:00.000000 UTC"
 """The submission time written for hand-ins built here (nbgrader's timestamp.txt format)."""
 
@@ -81,14 +86,36 @@ def graded_points(notebook: Mapping) -> dict[str, float]:
 
 def course_config(course: Path):
     """The traitlets config a course folder's nbgrader_config.py makes (empty without one); what
-    the package reads of it, course.settings reads (the gradebook's URL, `gradebook_url`)."""
+    the package reads of it, course.settings reads (the gradebook's URL, `gradebook_url`). The
+    file is executed once per process while it and the environment it may read stay as they
+    are; each caller gets its own copy."""
     from traitlets.config import Config
+
+    path = (Path(course) / CONFIG_FILE).resolve()
+    try:
+        seen = path.stat()
+    except FileNotFoundError:
+        return Config()
+    version = (seen.st_mtime_ns, seen.st_size, hash(frozenset(os.environ.items())))
+    return copy.deepcopy(_executed_config(path, version))
+
+
+@functools.lru_cache(maxsize=16)
+def _executed_config(path: Path, version: tuple):
+    """The config `path` makes, executed once for each `version` (the file's time and size, the
+    environment); CourseSettingError, naming the file, where it does not run."""
     from traitlets.config.loader import PyFileConfigLoader
 
-    path = Path(course) / "nbgrader_config.py"
-    if not path.is_file():
-        return Config()
-    return PyFileConfigLoader(path.name, str(path.parent)).load_config()
+    try:
+        return PyFileConfigLoader(path.name, str(path.parent)).load_config()
+    except Exception as exc:  # noqa: BLE001 (any error of the course's own Python, named)
+        lines = [
+            f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)
+        ]
+        where = f", line {lines[-1]}" if lines else ""
+        raise CourseSettingError(
+            f"{path}{where} does not run ({type(exc).__name__}: {exc}): fix it, then run again"
+        ) from None
 
 
 def gradebook_url(course: Path) -> str:
@@ -152,39 +179,12 @@ def run_nbgrader(course: Path, *args: str, log: Path | None = None) -> None:
         raise NbgraderFailed(f"nbgrader {' '.join(args)} failed ({done.returncode}):\n{tail}")
 
 
-def build_course(
-    repo: Path, course: Path, students: Mapping[str, str], *, log: Path | None = None
-) -> None:
-    """A fresh course folder from this repository's config and master, its release generated,
-    and `students` (id -> name) enrolled."""
-    if course.exists():
-        shutil.rmtree(course)
-    course.mkdir(parents=True)
-    shutil.copy(repo / "nbgrader_config.py", course / "nbgrader_config.py")
-    shutil.copytree(repo / "source", course / "source")
-    run_nbgrader(course, "generate_assignment", ASSIGNMENT, "--create", "--force", log=log)
-    enrol(course, students)
-
-
 def enrol(course: Path, students: Mapping[str, str]) -> None:
     """Add students (id -> name) to the gradebook, as `nbgrader db student add` does."""
     with course_gradebook(course) as gradebook:
         for student_id, name in students.items():
             # `nbgrader export` writes CSV fields unquoted: a comma would shift the columns
             gradebook.update_or_create_student(student_id, last_name=name.replace(",", ";"))
-
-
-def release_folder(course: Path) -> Path:
-    return course / "release" / ASSIGNMENT
-
-
-def submission_folder(course: Path, student_id: str, assignment: str = ASSIGNMENT) -> Path:
-    return course / "submitted" / student_id / assignment
-
-
-def mark_submitted(folder: Path) -> None:
-    """Write the hand-in's timestamp.txt, as `nbgrader collect` keeps it."""
-    (folder / "timestamp.txt").write_text(f"{SUBMITTED_AT}\n")
 
 
 def read_grades(course: Path, assignment: str = ASSIGNMENT) -> dict[str, Grades]:

@@ -24,13 +24,12 @@ from typing import TYPE_CHECKING
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
-    NOTEBOOK,
     CourseSettingError,
-    course_gradebook,
     grade_id,
     gradebook_to_read,
     graded_points,
 )
+from viewcopy.course.folder import Course
 from viewcopy.exercise.graded_parts import (
     GRADED_PARTS,
     DeclarationError,
@@ -123,29 +122,26 @@ def shown_points(notebook: Mapping) -> dict[str, list[float]]:
     return shown
 
 
-def course_problems(course: Path, assignment: str = ASSIGNMENT) -> list[Problem]:
-    """Every inconsistency of the course folder `course` for `assignment`, each with its fix."""
+def course_problems(course: Course, assignment: str = ASSIGNMENT) -> list[Problem]:
+    """Every inconsistency of `course` for `assignment`, each with its fix."""
     import nbformat
 
-    from viewcopy.course.settings import read_settings
-
-    course = Path(course)
-    config = course / "nbgrader_config.py"
+    config = course.config_file
     if not config.is_file():
-        return [Problem(str(course), "no nbgrader_config.py", "run in the course folder")]
+        return [Problem(str(course.root), "no nbgrader_config.py", "run in the course folder")]
     try:
-        settings = read_settings(course)
+        settings = course.settings
     except CourseSettingError as exc:
         return [Problem(str(config), str(exc), "fix the setting")]
-    master_file = course / "source" / assignment / NOTEBOOK
+    master_file = course.master(assignment)
     if not master_file.is_file():
         return [Problem(str(master_file), "no master notebook", "put the master there")]
     master = nbformat.read(master_file, as_version=4)
     problems = master_problems(master, str(master_file))
     points = graded_points(master)
     problems += declaration_problems(settings, points, str(config))
-    regenerate = f"run `nbgrader generate_assignment {assignment} --force` in {course}"
-    release_file = course / "release" / assignment / NOTEBOOK
+    regenerate = f"run `nbgrader generate_assignment {assignment} --force` in {course.root}"
+    release_file = course.released(assignment)
     if release_file.is_file():
         release = nbformat.read(release_file, as_version=4)
         if graded_points(release) != points:
@@ -167,7 +163,7 @@ def course_problems(course: Path, assignment: str = ASSIGNMENT) -> list[Problem]
                     regenerate,
                 )
             )
-    with gradebook_to_read(course) as url:
+    with gradebook_to_read(course.root) as url:
         total = _gradebook_total(course, url, assignment) if url else None
     if total is not None and abs(total - sum(points.values())) > 1e-9:
         problems.append(
@@ -277,19 +273,19 @@ def _shown_problems(release, points: Mapping[str, float], where: Path) -> list[P
     ]
 
 
-def _gradebook_total(course: Path, url: str, assignment: str) -> float | None:
+def _gradebook_total(course: Course, url: str, assignment: str) -> float | None:
     from nbgrader.api import MissingEntry
 
-    with course_gradebook(course, url) as gradebook:
+    with course.gradebook(url) as gradebook:
         try:
             return float(gradebook.find_assignment(assignment).max_score)
         except MissingEntry:
             return None
 
 
-def check_course(course: Path, assignment: str = ASSIGNMENT) -> str:
+def check_course(course: Course, assignment: str = ASSIGNMENT) -> str:
     """`viewcopy course check`: what was checked, or CourseNotReady listing every problem."""
     problems = course_problems(course, assignment)
     if problems:
-        raise CourseNotReady(Path(course), problems)
-    return f"{course}: {assignment} is consistent (master, release, gradebook, settings)"
+        raise CourseNotReady(course.root, problems)
+    return f"{course.root}: {assignment} is consistent (master, release, gradebook, settings)"

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from pathlib import Path
 
-from viewcopy.course.assignment import course_gradebook, gradebook_to_read
+from viewcopy.course.assignment import gradebook_to_read
+from viewcopy.course.folder import Course
 
 DECIMALS = 2
 
@@ -48,21 +48,22 @@ class GradebookScore:
     submitted_at: datetime | None = None
 
 
-def class_scores(course: Path, assignment: str) -> tuple[float, dict[str, GradebookScore]]:
+def class_scores(course: Course, assignment: str) -> tuple[float, dict[str, GradebookScore]]:
     """The assignment's maximum and every enrolled student's score, by student id; NoScores
     naming the course and what to run where there is nothing to read."""
     from nbgrader.api import MissingEntry
 
-    course = Path(course)
-    with gradebook_to_read(course) as url:
+    with gradebook_to_read(course.root) as url:
         if url is None:
-            raise NoScores(f"{course} has no gradebook: grade the hand-ins of {assignment} first")
-        with course_gradebook(course, url) as gradebook:
+            raise NoScores(
+                f"{course.root} has no gradebook: grade the hand-ins of {assignment} first"
+            )
+        with course.gradebook(url) as gradebook:
             try:
                 maximum = float(gradebook.find_assignment(assignment).max_score)
             except MissingEntry:
                 raise NoScores(
-                    f"the gradebook of {course} has no assignment {assignment!r}: run "
+                    f"the gradebook of {course.root} has no assignment {assignment!r}: run "
                     f"`nbgrader generate_assignment {assignment}` and grade the hand-ins first"
                 ) from None
             students = {

@@ -34,9 +34,10 @@ def add_course_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_course(args: argparse.Namespace) -> str:
     from viewcopy.course.check import CourseNotReady, check_course
+    from viewcopy.course.folder import Course
 
     try:
-        return check_course(Path(args.course).resolve(), args.assignment)
+        return check_course(Course.at(args.course), args.assignment)
     except CourseNotReady as exc:
         raise SubmissionsFailed(str(exc)) from None
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import nbformat
 
-from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, grade_id
+from viewcopy.course.assignment import ASSIGNMENT, grade_id
+from viewcopy.course.folder import Course
 
 MODEL_CLASSIFY = "classify"
 """The grade id of the master's classify cell: the model answer the `storage` student hands in."""
@@ -79,7 +80,7 @@ helper renamed, the functions in the opposite order, nothing else changed."""
 
 def model_classify(repo: Path) -> str:
     """The master's classify cell without its solution markers."""
-    master = nbformat.read(repo / "source" / ASSIGNMENT / NOTEBOOK, as_version=4)
+    master = nbformat.read(Course(repo).master(ASSIGNMENT), as_version=4)
     (source,) = [c.source for c in master.cells if grade_id(c) == MODEL_CLASSIFY]
     markers = ("### BEGIN SOLUTION", "### END SOLUTION")
     kept = [line for line in source.splitlines() if line.strip() not in markers]

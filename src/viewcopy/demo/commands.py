@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK
+from viewcopy.course.folder import Course
 from viewcopy.engine.command import Command
 
 
@@ -34,10 +35,11 @@ def run_demo(args: argparse.Namespace) -> str:
     folder = report_folder(course, ASSIGNMENT)
     write_report(report, folder)
     page = folder / "report.html"
-    feedback = course / "feedback" / "<student>" / ASSIGNMENT / NOTEBOOK.replace(".ipynb", ".html")
+    graded = Course(course)
+    feedback = graded.feedback / "<student>" / ASSIGNMENT / NOTEBOOK.replace(".ipynb", ".html")
     return (
         f"\n{scores_table(results)}\n\n"
-        f"the five by hand: {groups_line(five(course))}\n"
+        f"the five by hand: {groups_line(five(graded))}\n"
         f"           group: viewcopy five --course {course} (--apply GRADES.csv grades a group)\n"
         f"feedback:  {feedback}\n"
         f"grades:    {course / 'grades.csv'} (nbgrader export)\n"

@@ -11,15 +11,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from viewcopy.course.assignment import (
-    ASSIGNMENT,
-    Grades,
-    build_course,
-    read_grades,
-    run_nbgrader,
-)
+from viewcopy.course.assignment import ASSIGNMENT, Grades, read_grades, run_nbgrader
+from viewcopy.course.folder import Course, build_course
 from viewcopy.demo.synthetic import Student, hand_in_class, synthetic_class
-from viewcopy.grading.grade import SANDBOXED, grade
+from viewcopy.grading.grade import grade
+from viewcopy.grading.pool import SANDBOXED, GradingRun
 from viewcopy.grading.record import outcomes_summary
 from viewcopy.sandbox.bubblewrap import bwrap_problem
 
@@ -87,9 +83,8 @@ def grade_cycle(
     if (problem := bwrap_problem()) is not None:
         say(f"no sandbox here ({problem}); these synthetic students are trusted code")
         sandbox = None
-    outcomes = grade(
-        course, ASSIGNMENT, force=True, limit_s=limit_s, progress=progress, sandbox=sandbox, say=say
-    )
+    run = GradingRun(Course.at(course), ASSIGNMENT, limit_s=limit_s, sandbox=sandbox)
+    outcomes = grade(run, force=True, progress=progress, say=say)
     say(outcomes_summary(outcomes))
     say("nbgrader generate_feedback ...")
     log = course_log(course)

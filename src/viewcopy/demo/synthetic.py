@@ -23,15 +23,13 @@ import nbformat
 from nbclient import NotebookClient
 
 from viewcopy.course.assignment import (
+    ASSIGNMENT,
     LAB_IMPORTS,
     NEXT_PREDICTIONS_CELL,
     NOTEBOOK,
     grade_id,
-    mark_submitted,
-    release_folder,
-    submission_folder,
 )
-from viewcopy.course.settings import read_settings
+from viewcopy.course.folder import Course, mark_submitted
 from viewcopy.demo.answers import (
     EMPTY,
     IT_DEPENDS,
@@ -397,9 +395,11 @@ def hand_in(
 ) -> Path:
     """The student's submission of the course's release, stamped as `nbgrader collect` leaves it
     (its kernel forked from `template` where given)."""
-    folder = submission_folder(course, student.student_id)
-    use_course_ops(read_settings(course).next_ops)  # the draw the release's kernel makes
-    write_submission(student, release_folder(course), folder, threads=threads, template=template)
+    handed = Course.at(course)
+    folder = handed.hand_in(student.student_id, ASSIGNMENT)
+    use_course_ops(handed.settings.next_ops)  # the draw the release's kernel makes
+    release = handed.release / ASSIGNMENT
+    write_submission(student, release, folder, threads=threads, template=template)
     mark_submitted(folder)
     return folder
 

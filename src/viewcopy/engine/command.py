@@ -11,6 +11,9 @@ import argparse
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+MEASUREMENT_FAILED = "measurement failed"
+"""How cli.py names an error of PyTorch's, or measurements that disagree, in a measuring command."""
+
 
 def _fits(args: argparse.Namespace) -> None:
     """No check beyond argparse's own."""
@@ -29,6 +32,9 @@ class Command:
     check: Callable[[argparse.Namespace], str | None] = _fits
     """What argparse cannot check: a sentence when the arguments do not go together, said as
     argparse says its own (usage, exit status 2), before the command runs."""
+    fails_as: str = "failed"
+    """What cli.py calls an error the command did not foresee (a RuntimeError): "measurement
+    failed" for the commands that measure PyTorch."""
 
     def add_to(self, subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
         """Add the command and its arguments to a parser's subcommands."""

@@ -11,6 +11,7 @@ from pathlib import Path
 import ipywidgets as widgets
 
 from viewcopy.course.assignment import ASSIGNMENT
+from viewcopy.course.folder import Course
 from viewcopy.five.grades import GradesFileError, apply_grades, check_rows
 from viewcopy.five.groups import AnswerGroup
 from viewcopy.five.questions import CourseQuestion, five
@@ -21,7 +22,9 @@ WRAPPED = "white-space: pre-wrap; overflow-wrap: anywhere; max-width: 60em"
 class GroupRow:
     """One group's row: what it says, who said it, and the grade to give them all."""
 
-    def __init__(self, course: Path, assignment: str, question: CourseQuestion, group: AnswerGroup):
+    def __init__(
+        self, course: Course, assignment: str, question: CourseQuestion, group: AnswerGroup
+    ):
         self.course, self.assignment, self.question, self.group = (
             course,
             assignment,
@@ -66,7 +69,7 @@ class GroupRow:
 class FiveBoard:
     """One question's board: its rubric, then a row per answer group, largest first."""
 
-    def __init__(self, course: Path, question: CourseQuestion, assignment: str):
+    def __init__(self, course: Course, question: CourseQuestion, assignment: str):
         self.rows = [GroupRow(course, assignment, question, g) for g in question.groups]
         header = widgets.HTML(
             f"<h3>{question.item}. {html.escape(question.text)}</h3>"
@@ -82,7 +85,7 @@ class FiveBoard:
 def grade_the_five(
     course: str | Path = ".", question: int = 21, assignment: str = ASSIGNMENT
 ) -> FiveBoard:
-    """The board of `question` for the graded course in `course`."""
-    course = Path(course).resolve()
-    (found,) = five(course, assignment, [question])
-    return FiveBoard(course, found, assignment)
+    """The board of `question` for the graded course in the folder `course`."""
+    graded = Course.at(course)
+    (found,) = five(graded, assignment, [question])
+    return FiveBoard(graded, found, assignment)

@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from viewcopy.course.commands import add_assignment_arguments
+from viewcopy.course.folder import Course
 from viewcopy.engine.command import Command, UsageError
 from viewcopy.five.groups import DEFAULT_THRESHOLD
 
@@ -37,7 +38,7 @@ def run_five(args: argparse.Namespace) -> str:
     from viewcopy.five.grades import GradesFileError, apply_grades, check_rows, read_rows
     from viewcopy.five.questions import FiveError, as_json, as_table, five, skipped_line
 
-    course = Path(args.course)
+    course = Course.at(args.course)
     try:
         questions = five(course, args.assignment, args.question, args.threshold)
         if args.apply:

@@ -21,10 +21,9 @@ from pathlib import Path
 from viewcopy.course.assignment import (
     ASSIGNMENT,
     NOTEBOOK_ID,
-    course_gradebook,
-    gradebook_url,
     waiting_url,
 )
+from viewcopy.course.folder import Course
 from viewcopy.files.atomic import write_atomically
 from viewcopy.five.questions import CourseQuestion, answer_cell
 
@@ -140,8 +139,8 @@ def _float(text: str | None) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def ledger_path(course: Path, assignment: str) -> Path:
-    return Path(course) / "grade_logs" / assignment / LEDGER
+def ledger_path(course: Course, assignment: str) -> Path:
+    return course.grade_logs(assignment) / LEDGER
 
 
 def _read_ledger(path: Path) -> dict[str, dict[str, list]]:
@@ -153,7 +152,7 @@ def _write_ledger(path: Path, ledger: Mapping) -> None:
 
 
 def apply_grades(
-    course: Path, grades: Sequence[GroupGrade], assignment: str = ASSIGNMENT
+    course: Course, grades: Sequence[GroupGrade], assignment: str = ASSIGNMENT
 ) -> Applied:
     """Write each group's score and comment as its members' manual grade of `answer_N`, read
     and written in one transaction that holds the gradebook's write lock from its first read (a
@@ -164,7 +163,7 @@ def apply_grades(
     ledger_file = ledger_path(course, assignment)
     ledger = _read_ledger(ledger_file)
     applied = Applied()
-    with course_gradebook(course, waiting_url(gradebook_url(course), WAIT_S)) as gradebook:
+    with course.gradebook(waiting_url(course.gradebook_url, WAIT_S)) as gradebook:
         hold_for_writing(gradebook)
         rows = []
         for grade in grades:

@@ -26,10 +26,10 @@ from viewcopy.course.assignment import (
     ASSIGNMENT,
     NOTEBOOK,
     NOTEBOOK_ID,
-    course_gradebook,
     grade_id,
     read_grades,
 )
+from viewcopy.course.folder import Course
 from viewcopy.course.handin import written_literal
 from viewcopy.exercise import catalogue
 from viewcopy.exercise.written import Unreadable
@@ -89,9 +89,9 @@ def answer_text(notebook: nbformat.NotebookNode, item: int) -> str:
     return value if isinstance(value, str) else repr(value)
 
 
-def graded_notebooks(course: Path, assignment: str) -> dict[str, Path]:
+def graded_notebooks(course: Course, assignment: str) -> dict[str, Path]:
     """Student -> the autograded notebook of `assignment` (only graded hand-ins take grades)."""
-    root = course / "autograded"
+    root = course.autograded
     found = sorted(root.glob(f"*/{assignment}/{NOTEBOOK}")) if root.is_dir() else []
     return {path.parents[1].name: path for path in found}
 
@@ -118,18 +118,18 @@ class Asked:
     max_score: float
 
 
-def course_questions(course: Path, assignment: str = ASSIGNMENT) -> dict[int, Asked]:
+def course_questions(course: Course, assignment: str = ASSIGNMENT) -> dict[int, Asked]:
     """Every question the course's master asks (a graded `answer_N` cell), by number."""
     from nbgrader.api import MissingEntry
 
     asked = {}
-    with course_gradebook(course) as gradebook:
+    with course.gradebook() as gradebook:
         try:
             notebook = gradebook.find_notebook(NOTEBOOK_ID, assignment)
         except MissingEntry:
             raise FiveError(
                 f"the gradebook has no {assignment}: run `nbgrader generate_assignment "
-                f"{assignment}` in {course}"
+                f"{assignment}` in {course.root}"
             ) from None
         sources = {cell.name: cell.source for cell in notebook.source_cells}
         for cell in notebook.grade_cells:
@@ -142,7 +142,7 @@ def course_questions(course: Path, assignment: str = ASSIGNMENT) -> dict[int, As
 
 
 def five(
-    course: Path,
+    course: Course,
     assignment: str = ASSIGNMENT,
     questions: Iterable[int] | None = None,
     threshold: float = DEFAULT_THRESHOLD,
@@ -150,11 +150,10 @@ def five(
     """The answer groups of each question in `questions` (default: every one the master asks),
     for every autograded hand-in it can read (a regrade may be replacing one: it is named in
     each question's `skipped`)."""
-    course = Path(course).resolve()
     notebooks = graded_notebooks(course, assignment)
     if not notebooks:
         raise FiveError(
-            f"no autograded hand-ins of {assignment} in {course}: grade first (viewcopy grade)"
+            f"no autograded hand-ins of {assignment} in {course.root}: grade first (viewcopy grade)"
         )
     import nbformat  # about a second to import: only once there are hand-ins to read
 
@@ -172,7 +171,7 @@ def five(
             read[student] = nbformat.read(path, as_version=4)
         except FileNotFoundError:  # a regrade replacing it this very moment
             skipped.append(student)
-    grades = read_grades(course, assignment)
+    grades = read_grades(course.root, assignment)
     out = []
     for item in items:
         answers = {s: answer_text(nb, item) for s, nb in read.items()}

@@ -21,12 +21,7 @@ import uuid
 from collections import deque
 from collections.abc import Callable
 
-from viewcopy.course.assignment import (
-    course_config,
-    gradebook_url,
-    submission_folder,
-    waiting_url,
-)
+from viewcopy.course.assignment import waiting_url
 from viewcopy.course.autograde_rows import record_autograde
 from viewcopy.course.gradebook_rows import AssignmentNotInGradebook, AssignmentRows, export_rows
 from viewcopy.course.settings import CourseSettings, course_settings
@@ -38,7 +33,6 @@ from viewcopy.grading.record import (
     INTERRUPTED,
     GradeError,
     HandInOutcome,
-    autograded_root,
     begin,
     discard_partial,
     publish,
@@ -63,8 +57,8 @@ class ClusterPool:
     def __init__(self, run: GradingRun, say: Callable[[str], None]):
         self.course, self.assignment, self.address = run.course, run.assignment, run.cluster
         self.logs, self.devices = run.logs, run.devices
-        self.config = course_config(self.course)
-        keep_hand_grades(self.config, graded_before=autograded_root(self.course))
+        self.config = self.course.config
+        keep_hand_grades(self.config, graded_before=self.course.autograded)
         self.url, self.rows = self._gradebook_rows()
         self.pending: dict = {}
         """Each task in flight (a Dask future) -> its student."""
@@ -83,7 +77,7 @@ class ClusterPool:
         private gradebook starts from; GradeError for a course the cluster cannot grade."""
         settings = course_settings(self.config)
         _refuse_lock_service(settings)
-        url = waiting_url(gradebook_url(self.course))
+        url = waiting_url(self.course.gradebook_url)
         try:
             return url, export_rows(url, settings.course_id, self.assignment)
         except AssignmentNotInGradebook as exc:
@@ -177,7 +171,7 @@ class ClusterPool:
         """Keep about two tasks per worker thread in flight: hand-ins are read as they go."""
         while queue and len(self.pending) < 2 * self.slots + 2:
             student_id = queue.popleft()
-            folder = submission_folder(self.course, student_id, self.assignment)
+            folder = self.course.hand_in(student_id, self.assignment)
             hand_in = HandInParcel(student_id, pack(folder), self.devices, self.limits.hand_in)
             future = self.client.submit(
                 grade_hand_in,
@@ -238,8 +232,6 @@ class ClusterPool:
         student_id = graded.student_id
         devices = "+".join(graded.devices)
         (self.logs / f"{student_id}.log").write_text(graded.log, encoding="utf-8")
-        submitted = submission_folder(self.course, student_id, self.assignment)
-        stamp = submitted / "timestamp.txt"
         notebooks = {
             nb.name: nbformat.reads(returned.files[f"{nb.name}.ipynb"][1].decode(), as_version=4)
             for nb in self.rows.notebooks
@@ -252,8 +244,8 @@ class ClusterPool:
                 self.config,
                 self.assignment,
                 student_id,
-                stamp.read_text().strip() if stamp.is_file() else None,
-                {p.stem for p in submitted.glob("*.ipynb")},
+                self.course.submitted_stamp(student_id, self.assignment),
+                {p.stem for p in self.course.hand_in(student_id, self.assignment).glob("*.ipynb")},
                 notebooks,
             )
         except Exception as exc:

@@ -5,7 +5,6 @@ imported when it runs."""
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from viewcopy.course.commands import add_assignment_arguments
 from viewcopy.engine.command import Command, SubmissionsFailed, positive
@@ -53,8 +52,10 @@ def add_grade_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run_grade(args: argparse.Namespace) -> str:
+    from viewcopy.course.folder import Course
     from viewcopy.course.hand_grades import hand_grades
-    from viewcopy.grading.grade import SANDBOXED, grade
+    from viewcopy.grading.grade import grade
+    from viewcopy.grading.pool import SANDBOXED, GradingRun
     from viewcopy.grading.record import (
         GRADED,
         NOT_GRADED,
@@ -63,26 +64,24 @@ def run_grade(args: argparse.Namespace) -> str:
         record_path,
     )
 
-    record = record_path(Path(args.course).resolve(), args.assignment)
+    run = GradingRun(
+        Course.at(args.course),
+        args.assignment,
+        limit_s=args.limit,
+        sandbox=None if args.no_sandbox else SANDBOXED,
+        jobs=args.jobs,
+        cluster=args.cluster,
+        devices=args.devices,
+        cell_s=args.cell_limit,
+    )
+    record = record_path(run.course, run.assignment)
     try:
-        outcomes = grade(
-            Path(args.course),
-            args.assignment,
-            jobs=args.jobs,
-            pattern=args.student,
-            force=args.force,
-            limit_s=args.limit,
-            cell_s=args.cell_limit,
-            progress=not args.quiet,
-            sandbox=None if args.no_sandbox else SANDBOXED,
-            cluster=args.cluster,
-            devices=args.devices,
-        )
+        outcomes = grade(run, pattern=args.student, force=args.force, progress=not args.quiet)
     except KeyboardInterrupt:  # stopped: what it did and did not grade, from its record
         print(outcomes_summary(list(read_record(record).values())), flush=True)
         raise
     graded = [o.student_id for o in outcomes if o.status == GRADED]
-    kept = hand_grades(Path(args.course), args.assignment, graded).sentence()
+    kept = hand_grades(run.course.root, run.assignment, graded).sentence()
     text = "\n".join(filter(None, (outcomes_summary(outcomes), kept)))
     text += f"\nrecord: {record} (nbgrader's log per student beside it)"
     if any(o.status in NOT_GRADED for o in outcomes):

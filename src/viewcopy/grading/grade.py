@@ -15,17 +15,16 @@ cluster, viewcopy.grading.cluster takes the pool's place: the same protocol and 
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import os
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from collections.abc import Callable
 from multiprocessing.connection import wait
 from pathlib import Path
 
-from viewcopy.course.assignment import CourseSettingError, course_config
+from viewcopy.course.assignment import CourseSettingError
 from viewcopy.course.check import CourseNotReady, course_problems
+from viewcopy.course.folder import Course
 from viewcopy.course.settings import course_settings
 from viewcopy.engine.devices import available_devices
 from viewcopy.grading.limits import (
@@ -35,7 +34,6 @@ from viewcopy.grading.limits import (
 )
 from viewcopy.grading.pool import (
     ABANDONED,
-    SANDBOXED,
     Done,
     GradingRun,
     Pool,
@@ -49,7 +47,6 @@ from viewcopy.grading.record import (
     SKIPPED,
     GradeError,
     HandInOutcome,
-    autograded_folder,
     discard_partial,
     in_flight_when_stopped,
     record_path,
@@ -81,34 +78,15 @@ def grading_workers(jobs: int | None, count: int) -> int:
     return pool_size(jobs or min(os.cpu_count() or 1, -(-count // HAND_INS_PER_WORKER)), count)
 
 
-def submitted_students(course: Path, assignment: str, pattern: str = "*") -> list[str]:
-    """Student ids with a submission of `assignment`, matching a shell-style `pattern`."""
-    root = course / "submitted"
-    if not root.is_dir():
-        raise GradeError(f"{course} has no submitted/ folder: collect the submissions first")
-    return sorted(
-        p.name
-        for p in root.iterdir()
-        if (p / assignment).is_dir() and fnmatch.fnmatchcase(p.name, pattern)
-    )
-
-
-def _timestamp(folder: Path) -> datetime | None:
-    from nbgrader.utils import parse_utc
-
-    path = folder / "timestamp.txt"
-    text = path.read_text().strip() if path.is_file() else ""
-    return parse_utc(text) if text else None
-
-
-def up_to_date(course: Path, assignment: str, student_id: str) -> bool:
+def up_to_date(course: Course, assignment: str, student_id: str) -> bool:
     """nbgrader's rule: graded already, and the submission is not newer than that grading. An
     autograded folder is only ever a whole grading (worker.grade_one), and a hand-in whose
     grading a crash interrupted is graded again."""
-    graded = autograded_folder(course, assignment, student_id)
-    if not graded.is_dir() or in_flight_when_stopped(course, assignment, student_id):
+    if not course.graded(student_id, assignment).is_dir():
         return False
-    new, old = _timestamp(course / "submitted" / student_id / assignment), _timestamp(graded)
+    if in_flight_when_stopped(course, assignment, student_id):
+        return False
+    new, old = course.submitted_at(student_id, assignment), course.graded_at(student_id, assignment)
     return not (new is not None and old is not None and new > old)
 
 
@@ -163,7 +141,7 @@ class LocalPool:
     def _spawn(self, index: int) -> Worker:
         run = self.run
         log = run.logs / f"worker-{index}.log"
-        return Worker(run.course, run.assignment, log, run.sandbox, self.limits.cell.seconds)
+        return Worker(run.course.root, run.assignment, log, run.sandbox, self.limits.cell.seconds)
 
     def step(self, queue: deque[str], done: Done) -> None:
         self._dispatch(queue)
@@ -250,43 +228,32 @@ def _startup_failure(log: Path) -> str:
 
 
 def grade(
-    course: Path,
-    assignment: str,
+    run: GradingRun,
     *,
-    jobs: int | None = None,
     pattern: str = "*",
     force: bool = False,
-    limit_s: float | None = None,
-    cell_s: float | None = None,
     progress: bool = True,
-    sandbox: Limits | None = SANDBOXED,
     say: Callable[[str], None] = print,
-    cluster: str | None = None,
-    devices: Sequence[str] = (),
 ) -> list[HandInOutcome]:
-    """Autograde every matching submission of `assignment` in `course`: one outcome per student.
+    """Autograde every submission of the run's assignment whose student matches the shell-style
+    `pattern` (those graded already only with `force`): one outcome per student.
 
-    With `sandbox` (the default) every kernel runs in bubblewrap under those limits; None grades
-    with the instructor's rights, as plain `nbgrader autograde` does. With `cluster` (a Dask
-    scheduler's address) each hand-in is one task on its workers, and this process alone writes
-    the gradebook and autograded/. `devices` (cpu, cuda) are those every hand-in's hidden tests
-    must run on: nothing is graded where they are missing. `limit_s` (per hand-in) and `cell_s`
-    (per cell; else the course's Execute.timeout) are derived from the master's run where None
-    (viewcopy.grading.limits).
+    With the run's `sandbox` (the default) every kernel runs in bubblewrap under those limits;
+    None grades with the instructor's rights, as plain `nbgrader autograde` does. With its
+    `cluster` (a Dask scheduler's address) each hand-in is one task on its workers, and this
+    process alone writes the gradebook and autograded/. Its `devices` (cpu, cuda) are those every
+    hand-in's hidden tests must run on: nothing is graded where they are missing. Its `limit_s`
+    (per hand-in) and `cell_s` (per cell; else the course's Execute.timeout) are derived from
+    the master's run where None (viewcopy.grading.limits).
     """
-    course = course.resolve()
-    _check_course(course, say)
-    todo, outcomes = _to_grade(course, assignment, pattern, force)
-    logs = course / "grade_logs" / assignment
-    logs.mkdir(parents=True, exist_ok=True)
-    run = GradingRun(
-        course, assignment, logs, limit_s, sandbox, jobs, cluster, tuple(devices), cell_s
-    )
+    _check_course(run.course, say)
+    todo, outcomes = _to_grade(run.course, run.assignment, pattern, force)
+    run.logs.mkdir(parents=True, exist_ok=True)
     try:
         if todo:
             _grade_all(run, todo, outcomes, progress, say)
     finally:
-        write_record(record_path(course, assignment), outcomes)
+        write_record(record_path(run.course, run.assignment), outcomes)
         Cgroups.sweep()
         warm_kernels.sweep()
         kernel_connection.sweep()
@@ -294,15 +261,20 @@ def grade(
 
 
 def _to_grade(
-    course: Path, assignment: str, pattern: str, force: bool
+    course: Course, assignment: str, pattern: str, force: bool
 ) -> tuple[list[str], list[HandInOutcome]]:
     """The students to grade, and an outcome for each one skipped as already graded; GradeError
     for no hand-in, or a course `viewcopy course check` finds a problem in."""
-    students = submitted_students(course, assignment, pattern)
+    try:
+        students = course.hand_ins(assignment, pattern)
+    except FileNotFoundError:
+        raise GradeError(
+            f"{course.root} has no submitted/ folder: collect the submissions first"
+        ) from None
     if not students:
-        raise GradeError(f"no submissions of {assignment} match {pattern!r} in {course}/submitted")
+        raise GradeError(f"no submissions of {assignment} match {pattern!r} in {course.submitted}")
     if problems := course_problems(course, assignment):
-        raise GradeError(str(CourseNotReady(course, problems)))
+        raise GradeError(str(CourseNotReady(course.root, problems)))
     todo = [s for s in students if force or not up_to_date(course, assignment, s)]
     skipped = [
         HandInOutcome(s, SKIPPED, reason="already graded (--force regrades)")
@@ -337,15 +309,15 @@ def _grade_all(
         bar.close()
 
 
-def _check_course(course: Path, say: Callable[[str], None]) -> None:
+def _check_course(course: Course, say: Callable[[str], None]) -> None:
     """GradeError, before anything runs, for a folder that is not a course or a course setting
     the package cannot use (`grade` then runs `viewcopy course check`'s, once it has hand-ins);
     a warning when instructors would see hand-ins unsanitized."""
-    if not (course / "nbgrader_config.py").is_file():
-        raise GradeError(f"{course} has no nbgrader_config.py: run in the course folder")
+    if not course.config_file.is_file():
+        raise GradeError(f"{course.root} has no nbgrader_config.py: run in the course folder")
     from viewcopy.plugins.sanitize import unsanitized_views  # nbgrader: only when grading
 
-    config = course_config(course)
+    config = course.config
     try:
         course_settings(config)
     except CourseSettingError as exc:
@@ -377,7 +349,7 @@ def open_pool(run: GradingRun, count: int, say: Callable[[str], None]) -> Pool:
         sandbox=run.sandbox,
         cuda="cuda" in devices,
     )
-    started = warm_kernels.how_kernels_start(run.sandbox, devices, course_config(run.course))
+    started = warm_kernels.how_kernels_start(run.sandbox, devices, run.course.config)
     say(f"{isolation}; {limits.describe()}; {started}")
     return LocalPool(run, grading_workers(run.jobs, count), limits)
 

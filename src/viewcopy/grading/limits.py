@@ -42,7 +42,7 @@ from dataclasses import asdict, dataclass
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from viewcopy.course.assignment import NOTEBOOK, course_config
+from viewcopy.course.folder import Course
 from viewcopy.files.atomic import write_atomically
 from viewcopy.grading.record import GradeError
 from viewcopy.sandbox.bubblewrap import bwrap_problem, readable_paths
@@ -90,7 +90,7 @@ class GradingLimits:
 
 
 def grading_limits(
-    course: Path,
+    course: Course,
     assignment: str,
     *,
     hand_in_s: float | None,
@@ -132,19 +132,15 @@ def derive(run: MasterRun, cuda: bool) -> GradingLimits:
     return GradingLimits(Limit(cell, slowest + allowance), Limit(hand_in, whole + allowance))
 
 
-def _configured_timeout(course: Path) -> int | None:
+def _configured_timeout(course: Course) -> int | None:
     """The course's own `c.Execute.timeout`, if its config sets one."""
-    execute = course_config(course).get("Execute", {})
+    execute = course.config.get("Execute", {})
     return int(execute["timeout"]) if "timeout" in execute else None
 
 
-def master_path(course: Path, assignment: str) -> Path:
-    return course / "source" / assignment / NOTEBOOK
-
-
-def master_key(course: Path, assignment: str, sandboxed: bool) -> str:
+def master_key(course: Course, assignment: str, sandboxed: bool) -> str:
     """What a measurement holds for: the master's bytes, this machine, torch, the sandbox."""
-    master = master_path(course, assignment)
+    master = course.master(assignment)
     if not master.is_file():
         raise GradeError(
             f"{master} is missing: the limits are derived from the master's run; restore it, or "
@@ -158,8 +154,8 @@ def master_key(course: Path, assignment: str, sandboxed: bool) -> str:
     return hashlib.sha256("\n".join([*parts, str(sandboxed)]).encode()).hexdigest()
 
 
-def kept_in_course(course: Path, assignment: str) -> Path:
-    return course / "grade_logs" / assignment / KEPT
+def kept_in_course(course: Course, assignment: str) -> Path:
+    return course.grade_logs(assignment) / KEPT
 
 
 def kept_on_machine(key: str) -> Path:
@@ -167,7 +163,7 @@ def kept_on_machine(key: str) -> Path:
     return Path(cache) / "viewcopy" / "master_runs" / f"{key}.json"
 
 
-def master_run(course: Path, assignment: str, sandbox: Limits | None) -> MasterRun:
+def master_run(course: Course, assignment: str, sandbox: Limits | None) -> MasterRun:
     """The master's run as kept in the course or on this machine for its key, else measured now
     (and kept in both)."""
     sandboxed = sandbox is not None and bwrap_problem() is None
@@ -195,14 +191,14 @@ def _write(path: Path, run: MasterRun) -> None:
     write_atomically(path, json.dumps(asdict(run), indent=1))
 
 
-def measure_master(course: Path, assignment: str, key: str, sandbox: Limits | None) -> MasterRun:
+def measure_master(course: Course, assignment: str, key: str, sandbox: Limits | None) -> MasterRun:
     """Run the master's folder in a fresh kernel (in the sandbox, under `sandbox`), as autograde
     runs a hand-in; GradeError when it cannot run."""
     import nbformat
     from nbclient import NotebookClient
     from nbgrader.utils import setenv
 
-    notebook = nbformat.read(master_path(course, assignment), as_version=4)
+    notebook = nbformat.read(course.master(assignment), as_version=4)
     started: dict[int, float] = {}
     cells: list[float] = []
 
@@ -214,7 +210,7 @@ def measure_master(course: Path, assignment: str, key: str, sandbox: Limits | No
 
     with tempfile.TemporaryDirectory(prefix="viewcopy-master-") as scratch:
         copy = Path(scratch) / assignment
-        shutil.copytree(master_path(course, assignment).parent, copy)
+        shutil.copytree(course.master(assignment).parent, copy)
         client = NotebookClient(
             notebook,
             km=_kernel_manager(course, sandbox, notebook.metadata.kernelspec.name),
@@ -232,7 +228,7 @@ def measure_master(course: Path, assignment: str, key: str, sandbox: Limits | No
                 )
         except Exception as exc:
             raise GradeError(
-                f"the master {master_path(course, assignment)} could not run to measure the "
+                f"the master {course.master(assignment)} could not run to measure the "
                 f"default limits ({type(exc).__name__}: {exc}); fix it, or set both --limit and "
                 "--cell-limit"
             ) from None
@@ -240,7 +236,7 @@ def measure_master(course: Path, assignment: str, key: str, sandbox: Limits | No
     return MasterRun(key, round(total, 3), round(max(cells, default=total), 3))
 
 
-def _kernel_manager(course: Path, sandbox: Limits | None, kernel: str):
+def _kernel_manager(course: Course, sandbox: Limits | None, kernel: str):
     if sandbox is None:
         from viewcopy.sandbox.unix_sockets import UnixSocketKernelManager
 
@@ -248,5 +244,5 @@ def _kernel_manager(course: Path, sandbox: Limits | None, kernel: str):
     from viewcopy.sandbox.kernel_manager import SandboxedKernelManager
 
     return SandboxedKernelManager(
-        kernel_name=kernel, readable=readable_paths(course), limits=dict(sandbox.__dict__)
+        kernel_name=kernel, readable=readable_paths(course.root), limits=dict(sandbox.__dict__)
     )

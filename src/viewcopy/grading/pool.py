@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from viewcopy.course.folder import Course
 from viewcopy.grading.record import INTERRUPTED, GradeError, HandInOutcome
 from viewcopy.sandbox.limits import Limits
 
@@ -28,20 +29,24 @@ Done = Callable[[HandInOutcome], None]
 
 @dataclass(frozen=True)
 class GradingRun:
-    """What one `viewcopy grade` run asks of its pool: the course and assignment, where its logs
-    go, the limits per hand-in and per cell in seconds (None: derived, grading.limits), the sandbox
-    (None: none), the local workers (`jobs`, default grade.grading_workers), the Dask scheduler
-    (`cluster`, None: grade here) and the devices every hand-in's hidden tests must run on."""
+    """What one `viewcopy grade` run asks: the course and assignment, the limits per hand-in and
+    per cell in seconds (None: derived, grading.limits), the sandbox (None: none), the local
+    workers (`jobs`, default grade.grading_workers), the Dask scheduler (`cluster`, None: grade
+    here) and the devices every hand-in's hidden tests must run on."""
 
-    course: Path
+    course: Course
     assignment: str
-    logs: Path
     limit_s: float | None = None
     sandbox: Limits | None = SANDBOXED
     jobs: int | None = None
     cluster: str | None = None
     devices: tuple[str, ...] = ()
     cell_s: float | None = None
+
+    @property
+    def logs(self) -> Path:
+        """Where the run's record and nbgrader's log per hand-in go."""
+        return self.course.grade_logs(self.assignment)
 
 
 class Pool(Protocol):

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from viewcopy.course.folder import Course
 from viewcopy.engine.version import package_version
 from viewcopy.files.atomic import replace_folder, write_atomically
 
@@ -49,33 +50,24 @@ class GradeError(RuntimeError):
     """The command cannot start (no course, no submissions, bad options), or lost its cluster."""
 
 
-def in_flight(assignment: str) -> str:
-    """Where `viewcopy grade` writes a hand-in's autograded folder while grading it (relative to
-    the course: nbgrader's `autograded_directory` there). Only a whole one reaches autograded/."""
-    return f"grade_logs/{assignment}/in_flight"
+def in_flight(course: Course, assignment: str) -> Path:
+    """Where `viewcopy grade` writes a hand-in's autograded folder while grading it (nbgrader's
+    `autograded_directory` there, given relative to the course). Only a whole one reaches
+    autograded/."""
+    return course.grade_logs(assignment) / "in_flight"
 
 
-def autograded_root(course: Path) -> Path:
-    """Where nbgrader keeps a course's autograded folders: each hand-in's last whole grading."""
-    return course / "autograded"
-
-
-def autograded_folder(course: Path, assignment: str, student_id: str) -> Path:
-    """Where nbgrader keeps a hand-in's autograded folder in a course."""
-    return autograded_root(course) / student_id / assignment
-
-
-def grading_mark(course: Path, assignment: str, student_id: str) -> Path:
+def grading_mark(course: Course, assignment: str, student_id: str) -> Path:
     """The hand-in's folder in the in-flight area: there while it is being graded, so a run
     stopped before its end leaves it to the next run to grade."""
-    return course / in_flight(assignment) / student_id
+    return in_flight(course, assignment) / student_id
 
 
-def staged_folder(course: Path, assignment: str, student_id: str) -> Path:
+def staged_folder(course: Course, assignment: str, student_id: str) -> Path:
     return grading_mark(course, assignment, student_id) / assignment
 
 
-def begin(course: Path, assignment: str, student_id: str) -> None:
+def begin(course: Course, assignment: str, student_id: str) -> None:
     """Before grading a hand-in: it is marked in flight (nothing half-written of an earlier try
     kept), and its last whole grading stays in autograded/ until the new one replaces it, for
     formgrader, `viewcopy five` and the hand grades kept (plugins.hand_grades) to read."""
@@ -84,22 +76,22 @@ def begin(course: Path, assignment: str, student_id: str) -> None:
     mark.mkdir(parents=True)
 
 
-def in_flight_when_stopped(course: Path, assignment: str, student_id: str) -> bool:
+def in_flight_when_stopped(course: Course, assignment: str, student_id: str) -> bool:
     """Whether a grading of the hand-in began and never ended (the run was killed)."""
     return grading_mark(course, assignment, student_id).is_dir()
 
 
-def discard_partial(course: Path, assignment: str, student_id: str) -> None:
+def discard_partial(course: Course, assignment: str, student_id: str) -> None:
     """After a failure: the hand-in counts as ungraded, and nothing half-written of it stays."""
-    shutil.rmtree(autograded_folder(course, assignment, student_id), ignore_errors=True)
+    shutil.rmtree(course.graded(student_id, assignment), ignore_errors=True)
     shutil.rmtree(grading_mark(course, assignment, student_id), ignore_errors=True)
 
 
-def publish(course: Path, assignment: str, student_id: str) -> None:
+def publish(course: Course, assignment: str, student_id: str) -> None:
     """Move a hand-in's graded folder into autograded/ in place of its last grading, each in one
     rename: the last step of its grading, after its gradebook rows, so an autograded folder is
     always a whole grading (a reader between the two renames finds none, for microseconds)."""
-    folder = autograded_folder(course, assignment, student_id)
+    folder = course.graded(student_id, assignment)
     mark = grading_mark(course, assignment, student_id)
     folder.parent.mkdir(parents=True, exist_ok=True)
     replace_folder(staged_folder(course, assignment, student_id), folder, mark / ".replaced")
@@ -154,13 +146,13 @@ def read_record(path: Path) -> dict[str, HandInOutcome]:
         }
 
 
-def record_path(course: Path, assignment: str) -> Path:
-    return course / "grade_logs" / assignment / "record.csv"
+def record_path(course: Course, assignment: str) -> Path:
+    return course.grade_logs(assignment) / "record.csv"
 
 
-def not_graded(course: Path, assignment: str) -> dict[str, str]:
+def not_graded(course: Course, assignment: str) -> dict[str, str]:
     """Each student whose last grading failed or was interrupted, and why (`why_not_graded`)."""
-    outcomes = read_record(record_path(Path(course), assignment)).values()
+    outcomes = read_record(record_path(course, assignment)).values()
     return {o.student_id: o.why_not_graded for o in outcomes if o.status in NOT_GRADED}
 
 

@@ -18,12 +18,12 @@ import threading
 import time
 from pathlib import Path
 
-from viewcopy.course.assignment import LAB_IMPORTS, course_config
+from viewcopy.course.assignment import LAB_IMPORTS
+from viewcopy.course.folder import Course
 from viewcopy.course.gradebook_rows import import_rows
 from viewcopy.engine.devices import available_devices
 from viewcopy.grading.limits import past_limit
 from viewcopy.grading.pool import STOPPED
-from viewcopy.grading.record import autograded_folder
 from viewcopy.grading.task import CourseParcel, GradedParcel, HandInParcel, pack, unpack
 from viewcopy.grading.worker import Graded, failure_reason, kill_tree, load_api
 from viewcopy.sandbox import warm_kernels
@@ -52,19 +52,20 @@ class Workspace:
         if tools not in os.environ["PATH"].split(os.pathsep):
             os.environ["PATH"] = os.pathsep.join([tools, os.environ["PATH"]])
         os.environ.pop("NBGRADER_EXECUTION", None)
-        self.root = Path(tempfile.mkdtemp(prefix="viewcopy-course-", dir=base))
+        self.course = Course(Path(tempfile.mkdtemp(prefix="viewcopy-course-", dir=base)))
+        self.root = self.course.root
         (self.root / "nbgrader_config.py").write_bytes(parcel.config)
-        unpack(parcel.source, self.root / "source" / parcel.assignment)
+        unpack(parcel.source, self.course.source / parcel.assignment)
         self.template = self.root / "assignment.db"
         import_rows(f"sqlite:///{self.template}", parcel.rows)
         self.gradebook = self.root / "gradebook.db"
         with _inside(self.root):
             if parcel.sandbox is not None:
                 warm_kernels.start(
-                    parcel.sandbox, available_devices(), course_config(self.root), LAB_IMPORTS
+                    parcel.sandbox, available_devices(), self.course.config, LAB_IMPORTS
                 )
             self.api = load_api(
-                self.root,
+                self.course,
                 parcel.sandbox,
                 db_url=f"sqlite:///{self.gradebook}",
                 cell_s=parcel.cell_s,
@@ -83,9 +84,9 @@ class Workspace:
             )
             refused = Graded(student_id, False, 0.0, reason, "", devices)
             return GradedParcel(refused, {}, worker, ran=False)
-        for folder in ("submitted", "autograded"):
-            shutil.rmtree(self.root / folder, ignore_errors=True)
-        unpack(hand_in.files, self.root / "submitted" / student_id / assignment)
+        for folder in (self.course.submitted, self.course.autograded):
+            shutil.rmtree(folder, ignore_errors=True)
+        unpack(hand_in.files, self.course.hand_in(student_id, assignment))
         shutil.copy(self.template, self.gradebook)
         started = time.perf_counter()
         with _inside(self.root), _Watchdog(hand_in.limit.seconds) as watchdog:
@@ -97,7 +98,7 @@ class Workspace:
             reason = past_limit(hand_in.limit)
         else:
             reason = "" if success else failure_reason(log)
-        files = pack(autograded_folder(self.root, assignment, student_id)) if success else {}
+        files = pack(self.course.graded(student_id, assignment)) if success else {}
         kernels = tuple(warm_kernels.counts().values())
         graded = Graded(student_id, success, seconds, reason, log, devices, kernels)
         return GradedParcel(graded, files, worker)

@@ -9,6 +9,7 @@ import pickle
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from viewcopy.course.folder import Course
 from viewcopy.course.gradebook_rows import AssignmentRows
 from viewcopy.grading.limits import Limit
 from viewcopy.grading.worker import Graded
@@ -35,14 +36,14 @@ class CourseParcel:
     @classmethod
     def of(
         cls,
-        course: Path,
+        course: Course,
         assignment: str,
         rows: AssignmentRows,
         sandbox: Limits | None,
         cell_s: int,
     ) -> CourseParcel:
-        config = (course / "nbgrader_config.py").read_bytes()
-        source = pack(course / "source" / assignment)
+        config = course.config_file.read_bytes()
+        source = pack(course.source / assignment)
         parts = (assignment, config, source, rows, sandbox, cell_s)
         key = hashlib.sha256(pickle.dumps(parts)).hexdigest()
         return cls(assignment, config, source, rows, sandbox, cell_s, key)

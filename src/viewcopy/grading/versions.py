@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK
+from viewcopy.course.folder import Course
 from viewcopy.course.handin import handed_in_lock
-from viewcopy.grading.grade import GradeError, submitted_students
 from viewcopy.grading.record import GRADED, SKIPPED, read_record, record_path
 from viewcopy.locking.file import LockError
 from viewcopy.locking.record import LOCK_FILE
@@ -36,13 +36,13 @@ class HandInVersions(NamedTuple):
         return (self.locked or BEFORE_VERSIONS, self.graded or BEFORE_VERSIONS)
 
 
-def versions_of(course: Path, assignment: str = ASSIGNMENT) -> dict[str, HandInVersions]:
+def versions_of(course: Course, assignment: str = ASSIGNMENT) -> dict[str, HandInVersions]:
     """Every student with a submission of `assignment` in `course`, or a row in its grading
     record: the versions their hand-in met. Reads the lock files (a notebook only where its lock
     file is missing) and record.csv; runs nothing a student wrote."""
     try:
-        students = submitted_students(course, assignment)
-    except GradeError:  # no submitted/ folder: what the record says
+        students = course.hand_ins(assignment)
+    except FileNotFoundError:  # no submitted/ folder: what the record says
         students = []
     graded = {
         student: outcome.viewcopy or None
@@ -51,7 +51,7 @@ def versions_of(course: Path, assignment: str = ASSIGNMENT) -> dict[str, HandInV
     }
     return {
         student: HandInVersions(
-            lock_version(course / "submitted" / student / assignment), graded.get(student)
+            lock_version(course.hand_in(student, assignment)), graded.get(student)
         )
         for student in sorted({*students, *graded})
     }

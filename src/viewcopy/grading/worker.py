@@ -18,9 +18,10 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from viewcopy.course.assignment import LAB_IMPORTS, course_config, waiting_url
+from viewcopy.course.assignment import LAB_IMPORTS, waiting_url
+from viewcopy.course.folder import Course
 from viewcopy.engine.devices import available_devices
-from viewcopy.grading.record import autograded_root, begin, discard_partial, in_flight, publish
+from viewcopy.grading.record import begin, discard_partial, in_flight, publish
 from viewcopy.sandbox import warm_kernels
 from viewcopy.sandbox.limits import Limits
 
@@ -108,7 +109,7 @@ class _CheckedSchemas:
 
 
 def load_api(
-    course: Path,
+    course: Course,
     limits: Limits | None,
     db_url: str | None = None,
     autograded: str | None = None,
@@ -136,11 +137,11 @@ def load_api(
         config.CourseDirectory.autograded_directory = autograded
     if cell_s is not None:
         config.Execute.timeout = cell_s
-    keep_hand_grades(config, graded_before=autograded_root(Path(course)))
+    keep_hand_grades(config, graded_before=course.autograded)
     if limits is not None:
         from viewcopy.plugins.sandboxed_kernel import sandbox_config
 
-        sandbox_config(config, course, limits)
+        sandbox_config(config, course.root, limits)
     elif "kernel_manager_class" not in config.Execute:
         from viewcopy.sandbox.unix_sockets import UnixSocketKernelManager
 
@@ -200,7 +201,7 @@ def _watch(grader) -> None:
     kill_tree(os.getpid())
 
 
-def grade_one(api, course: Path, assignment: str, student_id: str) -> dict:
+def grade_one(api, course: Course, assignment: str, student_id: str) -> dict:
     """nbgrader's autograde of one hand-in, whole or not at all: marked in flight until the end
     (its last grading stays in autograded/ meanwhile), the new one is written in the in-flight
     folder and moved into autograded/ once nbgrader has finished with it and its gradebook rows
@@ -242,11 +243,13 @@ def serve(
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
     os.environ.pop("NBGRADER_EXECUTION", None)
     devices = available_devices()
+    course_folder = Course.at(course)
     if limits is not None:
-        cold = warm_kernels.start(limits, devices, course_config(Path(course)), LAB_IMPORTS)
+        cold = warm_kernels.start(limits, devices, course_folder.config, LAB_IMPORTS)
         if cold is not None:
             print(f"warm kernels: {cold}; a fresh kernel for each hand-in", file=sys.stderr)
-    api = load_api(Path(course), limits, autograded=in_flight(assignment), cell_s=cell_s)
+    staging = in_flight(course_folder, assignment).relative_to(course_folder.root)
+    api = load_api(course_folder, limits, autograded=str(staging), cell_s=cell_s)
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s [%(levelname)s] %(message)s"))
     api.log.addHandler(handler)
@@ -254,7 +257,7 @@ def serve(
     connection.send("ready")
     while (student_id := connection.recv()) is not STOP:
         started = time.perf_counter()
-        result = grade_one(api, Path(course), assignment, student_id)
+        result = grade_one(api, course_folder, assignment, student_id)
         log = result.get("log", "") + result.get("error", "")
         connection.send(
             Graded(

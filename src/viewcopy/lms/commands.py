@@ -13,14 +13,10 @@ from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT
 from viewcopy.course.commands import add_assignment_arguments
+from viewcopy.course.folder import Course
 from viewcopy.engine.command import Command, add_actions, by_name
 from viewcopy.lms.errors import LmsError
-from viewcopy.lms.registration import (
-    REGISTRATION_FILE,
-    Registration,
-    UnknownDeployment,
-    lms_folder,
-)
+from viewcopy.lms.registration import REGISTRATION_FILE, Registration, UnknownDeployment
 from viewcopy.lms.tool import hub_urls
 from viewcopy.lms.vocabulary import TOOL_SCOPES
 
@@ -41,8 +37,7 @@ def add_keys_arguments(parser: argparse.ArgumentParser) -> None:
 def run_keys(args: argparse.Namespace) -> str:
     from viewcopy.lms.keys import ToolKey
 
-    course = Path(args.course)
-    folder = lms_folder(course)
+    folder = Course.at(args.course).lms
     key = ToolKey.ensure(folder)
     lines = [
         f"the course's tool key: {key.path} (kid {key.kid}; made once, mode 0600)",
@@ -100,7 +95,7 @@ def add_deployment_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_deployment(args: argparse.Namespace) -> str:
     """List the registration's deployments, or add or remove one (the file rewritten whole)."""
-    path = lms_folder(Path(args.course)) / REGISTRATION_FILE
+    path = Course.at(args.course).lms / REGISTRATION_FILE
     try:
         registration = Registration.read(path)
     except ValueError as exc:
@@ -149,7 +144,7 @@ def add_roster_arguments(parser: argparse.ArgumentParser) -> None:
 def run_roster(args: argparse.Namespace) -> str:
     from viewcopy.lms.roster import roster
 
-    return roster(Path(args.course)).summary()
+    return roster(Course.at(args.course)).summary()
 
 
 ROSTER = Command(
@@ -176,7 +171,7 @@ def run_people(args: argparse.Namespace) -> str:
     from viewcopy.lms.link import CourseLink
     from viewcopy.lms.people import PEOPLE_FILE, NameTaken, People, change
 
-    folder = lms_folder(Path(args.course))
+    folder = Course.at(args.course).lms
     wanted = {"list": 0, "bind": 2, "release": 1}[args.change]
     if len(args.who) != wanted:
         usage = {"list": "", "bind": " SUB NAME", "release": " NAME"}[args.change]
@@ -213,7 +208,7 @@ def add_push_arguments(parser: argparse.ArgumentParser) -> None:
 def run_push(args: argparse.Namespace) -> str:
     from viewcopy.lms.push import push
 
-    done = push(Path(args.course), args.assignment)
+    done = push(Course.at(args.course), args.assignment)
     if not done.complete:
         raise PushIncomplete(done.summary())
     return done.summary()
@@ -246,7 +241,11 @@ def run_csv(args: argparse.Namespace) -> str:
 
     try:
         merged = merge_scores(
-            Path(args.course), args.assignment, Path(args.export), args.format, title=args.title
+            Course.at(args.course),
+            args.assignment,
+            Path(args.export),
+            args.format,
+            title=args.title,
         )
         written = merged.write(
             Path(args.out) if args.out else default_out(args.export, args.assignment)

@@ -8,7 +8,6 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import parse_qs
 
 import requests
@@ -16,9 +15,10 @@ from pylti1p3.exception import LtiServiceException
 from pylti1p3.registration import Registration as LibraryRegistration
 from pylti1p3.service_connector import ServiceConnector, TServiceConnectorResponse
 
+from viewcopy.course.folder import Course
 from viewcopy.lms.errors import LmsError, LmsRefused, LmsUnreachable
 from viewcopy.lms.keys import KEY_FILE, ToolKey
-from viewcopy.lms.registration import REGISTRATION_FILE, Registration, lms_folder
+from viewcopy.lms.registration import REGISTRATION_FILE, Registration
 
 USER_AGENT = "viewcopy-lms (pylti1p3next)"
 
@@ -215,11 +215,11 @@ def _hint(status: int) -> str:
 
 
 def connect(
-    course: Path, retries: Retries = DEFAULT_RETRIES, sleep: Callable[[float], None] = time.sleep
+    course: Course, retries: Retries = DEFAULT_RETRIES, sleep: Callable[[float], None] = time.sleep
 ) -> Connection:
     """The course's connection to its LMS, from lms/registration.json and the course's key
     (which must exist already: the LMS was given it)."""
-    folder = lms_folder(course)
+    folder = course.lms
     try:
         registration = Registration.read(folder / REGISTRATION_FILE)
     except ValueError as exc:
@@ -227,7 +227,7 @@ def connect(
     if not (folder / KEY_FILE).is_file():
         raise LmsError(
             f"{folder / KEY_FILE} does not exist, so the LMS cannot know this course's key: run "
-            f"`viewcopy lms keys --course {course}` and give the LMS the key it prints"
+            f"`viewcopy lms keys --course {course.root}` and give the LMS the key it prints"
         )
     try:
         key = ToolKey.load(folder / KEY_FILE)

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT
 from viewcopy.course.class_scores import format_score
+from viewcopy.course.folder import Course
 from viewcopy.five.questions import question_number
 from viewcopy.lms.csv_table import Table, cell_key
 from viewcopy.lms.errors import ImportFileError
@@ -106,7 +107,7 @@ class MergeResult:
 
 
 def merge_scores(
-    course: Path,
+    course: Course,
     assignment: str,
     export: Path,
     layout: str,
@@ -126,7 +127,7 @@ def merge_scores(
     lms = LAYOUTS[layout]
     table = Table.read(Path(export), lms.lms)
     lms.check(table)
-    scores = read_scores(Path(course), assignment)
+    scores = read_scores(course, assignment)
     title = title or column_title(assignment)
     titles = {cell_key(t) for t in (title, assignment, assignment.replace("_", " "))}
     found = lms.score_columns(table, titles)

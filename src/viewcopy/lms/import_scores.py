@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
 from viewcopy.course.class_scores import GradebookScore, NoScores, class_scores
+from viewcopy.course.folder import Course
 from viewcopy.grading.record import not_graded
 from viewcopy.lms.errors import ImportFileError
 
@@ -31,13 +31,13 @@ class ClassScores:
         return self.students[student_id].score
 
 
-def read_scores(course: Path, assignment: str) -> ClassScores:
+def read_scores(course: Course, assignment: str) -> ClassScores:
     """Every student's score, pending hand grading and failed grading, from the course."""
     try:
-        max_score, students = class_scores(Path(course), assignment)
+        max_score, students = class_scores(course, assignment)
     except NoScores as exc:
         raise ImportFileError(str(exc)) from None
-    failed = not_graded(Path(course), assignment)
+    failed = not_graded(course, assignment)
     for student_id in failed.keys() - students.keys():
         students[student_id] = GradebookScore(student_id)
     return ClassScores(assignment, max_score, students, failed)

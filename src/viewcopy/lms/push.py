@@ -25,14 +25,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from viewcopy.course.settings import read_settings
+from viewcopy.course.folder import Course
 from viewcopy.lms.connection import DEFAULT_RETRIES, Connection, Retries
 from viewcopy.lms.errors import LmsRefused, LmsUnreachable
 from viewcopy.lms.journal import Entry, Journal, now_stamp, unstamped
 from viewcopy.lms.lineitem import find_lineitem, fit_maximum, grade_service
 from viewcopy.lms.link import CourseLink
 from viewcopy.lms.people import People
-from viewcopy.lms.registration import lms_folder
 from viewcopy.lms.roster import RosterSnapshot
 from viewcopy.lms.scores import StudentScore, assignment_scores
 from viewcopy.lms.vocabulary import (
@@ -146,7 +145,7 @@ class Pushed:
 
 
 def push(
-    course: Path,
+    course: Course,
     assignment: str,
     *,
     retries: Retries = DEFAULT_RETRIES,
@@ -156,18 +155,16 @@ def push(
     answering, saying how far it got."""
     from viewcopy.lms.connection import connect
 
-    course = Path(course)
-    folder = lms_folder(course)
-    link = CourseLink.require(folder, "viewcopy lms push")
+    link = CourseLink.require(course.lms, "viewcopy lms push")
     connection = connect(course, retries, sleep)
     maximum, scores = assignment_scores(course, assignment)
-    journal = Journal(folder)
-    done = Pushed(assignment, partial_as_final=read_settings(course).partial_as_final)
+    journal = Journal(course.lms)
+    done = Pushed(assignment, partial_as_final=course.settings.partial_as_final)
     ags = grade_service(connection, link)
     try:
         members = _lms_members(connection, link)
         claim = connection.registration.username_claim
-        users = _users(course, claim, scores, members, done)
+        users = _users(course.lms, claim, scores, members, done)
         done.lineitem, done.lineitem_how = find_lineitem(ags, link, journal, assignment, maximum)
         done.lineitem_how += fit_maximum(connection, link, done.lineitem, maximum)
         sender = _Sender(ags, connection, journal, done, RESULT_SCOPE in link.scopes)
@@ -183,14 +180,16 @@ def push(
     return done
 
 
-def _users(course, claim, scores, members, done: Pushed) -> dict[str, str]:
+def _users(
+    folder: Path, claim: str, scores: list[StudentScore], members: set[str] | None, done: Pushed
+) -> dict[str, str]:
     """Gradebook id -> LMS user id: the person bound to that hub name (at a launch, a roster
     read or by the instructor: lms.people), who the roster enrolled, or, where the hub name is
     the LMS's `sub` itself, the id. A user the LMS's roster does not list (`members`, None where
     the LMS offers no roster) gets nothing; the others not mapped go into done.unmapped with
-    the fix."""
-    roster = RosterSnapshot.read(lms_folder(course))
-    people = People.read(lms_folder(course))
+    the fix. `folder`: the course's LMS folder."""
+    roster = RosterSnapshot.read(folder)
+    people = People.read(folder)
     users: dict[str, str] = {}
     for score in scores:
         student = score.student_id

@@ -16,13 +16,12 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from viewcopy.course.assignment import course_gradebook
+from viewcopy.course.folder import Course
 from viewcopy.files.atomic import write_atomically
 from viewcopy.lms.connection import DEFAULT_RETRIES, Retries
 from viewcopy.lms.errors import LmsError
 from viewcopy.lms.link import CourseLink
 from viewcopy.lms.people import BY_ROSTER, People, change
-from viewcopy.lms.registration import lms_folder
 from viewcopy.lms.vocabulary import STUDENT, course_role
 
 ROSTER_FILE = "roster.json"
@@ -97,15 +96,17 @@ class RosterChanges:
 
 
 def roster(
-    course: Path, *, retries: Retries = DEFAULT_RETRIES, sleep: Callable[[float], None] = time.sleep
+    course: Course,
+    *,
+    retries: Retries = DEFAULT_RETRIES,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> RosterChanges:
     """Read the LMS's roster and enrol its learners in the course's gradebook."""
     from pylti1p3.names_roles import NamesRolesProvisioningService
 
     from viewcopy.lms.connection import connect
 
-    course = Path(course)
-    folder = lms_folder(course)
+    folder = course.lms
     link = CourseLink.require(folder, "viewcopy lms roster")
     if not link.memberships_url:
         raise LmsError(
@@ -153,7 +154,7 @@ def _names_of(folder: Path, issuer: str, learners: list, id_field: str) -> dict[
 
 
 def _enrol(
-    course: Path, learners, names, before: RosterSnapshot | None, changes: RosterChanges
+    course: Course, learners, names, before: RosterSnapshot | None, changes: RosterChanges
 ) -> RosterSnapshot:
     """Each learner enrolled (or brought up to date) under their hub name, the dropped kept;
     `changes` says what changed; the roster as read now."""
@@ -171,7 +172,7 @@ def _enrol(
     was_active = before.active() if before else set()
     known = set(before.members) if before else set()
     changes.learners = len(now_active)
-    with course_gradebook(course) as gradebook:
+    with course.gradebook() as gradebook:
         students = {s.id: s for s in gradebook.students}
         for student_id in sorted(now_active):
             _enrol_one(gradebook, students.get(student_id), student_id, listed[student_id], changes)

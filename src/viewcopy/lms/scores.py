@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from pathlib import Path
 
-from viewcopy.course.assignment import submission_folder
 from viewcopy.course.class_scores import GradebookScore, NoScores, class_scores
+from viewcopy.course.folder import Course
 from viewcopy.grading.record import not_graded
 from viewcopy.lms.vocabulary import (
     COMPLETED,
@@ -68,9 +67,8 @@ class StudentScore:
         return body
 
 
-def assignment_scores(course: Path, assignment: str) -> tuple[float, list[StudentScore]]:
+def assignment_scores(course: Course, assignment: str) -> tuple[float, list[StudentScore]]:
     """The assignment's maximum score and every enrolled student's score, by student id."""
-    course = Path(course)
     try:
         maximum, students = class_scores(course, assignment)
     except NoScores as exc:
@@ -82,16 +80,16 @@ def assignment_scores(course: Path, assignment: str) -> tuple[float, list[Studen
     ]
 
 
-def _score(course, assignment, student: GradebookScore, maximum, failure) -> StudentScore:
+def _score(
+    course: Course, assignment: str, student: GradebookScore, maximum: float, failure: str
+) -> StudentScore:
     student_id = student.student_id
     if failure:
         return StudentScore(student_id, SUBMITTED, GRADING_FAILED, maximum, failure=failure)
     if student.score is None:
-        folder = submission_folder(course, student_id, assignment)
-        if folder.is_dir():
-            return StudentScore(
-                student_id, SUBMITTED, PENDING, maximum, submitted_at=_handed_in_at(folder)
-            )
+        if course.hand_in(student_id, assignment).is_dir():
+            handed_in_at = _utc(course.submitted_at(student_id, assignment))
+            return StudentScore(student_id, SUBMITTED, PENDING, maximum, submitted_at=handed_in_at)
         return StudentScore(student_id, INITIALIZED, NOT_READY, maximum)
     return StudentScore(
         student_id,
@@ -101,19 +99,6 @@ def _score(course, assignment, student: GradebookScore, maximum, failure) -> Stu
         score=student.score,
         submitted_at=_utc(student.submitted_at),
     )
-
-
-def _handed_in_at(folder: Path) -> str | None:
-    """The hand-in's time as nbgrader's collect wrote it (timestamp.txt), None without one."""
-    from nbgrader.utils import parse_utc
-
-    stamp = folder / "timestamp.txt"
-    if not stamp.is_file():
-        return None
-    try:
-        return _utc(parse_utc(stamp.read_text(encoding="utf-8").strip()))
-    except ValueError:
-        return None
 
 
 def _utc(when: datetime | None) -> str | None:

@@ -25,13 +25,12 @@ from viewcopy.course.assignment import (
     NOTEBOOK,
     Grades,
     grade_id,
-    gradebook_url,
     read_grades,
     sqlite_file,
 )
 from viewcopy.course.class_scores import NoScores, class_scores
+from viewcopy.course.folder import Course
 from viewcopy.course.handin import NO_SUBMISSION, HandIn, read_handin
-from viewcopy.course.settings import read_settings
 from viewcopy.engine.devices import available_devices
 from viewcopy.engine.version import deprecated_path
 from viewcopy.exercise import catalogue
@@ -44,6 +43,7 @@ from viewcopy.exercise.rules import rule_after_problem
 from viewcopy.exercise.scoring import Score, base_rate, judge_prediction, score_sheet
 from viewcopy.grading.record import not_graded
 from viewcopy.grading.versions import versions_of
+from viewcopy.locking.flow import LockState
 from viewcopy.notebook.miss_lines import Miss, parse_misses
 from viewcopy.notebook.rules_after import held_share, next_ops_held
 from viewcopy.report.distributions import part_distributions
@@ -60,28 +60,27 @@ from viewcopy.report.numbers import (
 )
 
 
-def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
-    """Read the graded course and judge it against the truth measured here."""
-    course = Path(course).resolve()
-    settings = read_settings(course)  # a setting the course cannot use stops it first
+def build_report(folder: Path, assignment: str = ASSIGNMENT) -> ClassReport:
+    """Read the graded course in `folder` and judge it against the truth measured here."""
+    course = Course.at(folder)
+    settings = course.settings  # a setting the course cannot use stops it first
     use_course_ops(settings.next_ops)  # each hand-in's next ops, drawn as its release drew them
-    gradebook = sqlite_file(gradebook_url(course))
-    if not ((gradebook is None or gradebook.is_file()) or (course / "submitted").is_dir()):
-        missing = f"{course} has no {gradebook.name} and no submitted/"
+    gradebook = sqlite_file(course.gradebook_url)
+    if not ((gradebook is None or gradebook.is_file()) or course.submitted.is_dir()):
+        missing = f"{course.root} has no {gradebook.name} and no submitted/"
         raise FileNotFoundError(f"{missing}: not graded yet")
     devices = available_devices()
     table = measured_truth(devices)
-    grades = read_grades(course, assignment)
+    grades = read_grades(course.root, assignment)
     failures = not_graded(course, assignment)
     given = _given(course, assignment, failures)
-    found = sorted({*grades, *_folders(course / "submitted", assignment)})
+    found = sorted({*grades, *_folders(course.submitted, assignment)})
     policy, scoring = settings.lock, settings.scoring
-    handins = [
-        read_handin(course / "submitted" / s / assignment, s, policy, assignment) for s in found
-    ]
-    autograded = course / "autograded"
+    handins = [read_handin(course.hand_in(s, assignment), s, policy, assignment) for s in found]
     lines = (
-        _student_line(h, table, grades.get(h.student), autograded, assignment, failures, scoring)
+        _student_line(
+            h, table, grades.get(h.student), course.autograded, assignment, failures, scoring
+        )
         for h in handins
     )
     students = tuple(replace(line, given=given.get(line.student)) for line in lines)
@@ -90,7 +89,7 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
     items, reliability = twenty_items(judged, table)
     return ClassReport(
         assignment=assignment,
-        course=course,
+        course=course.root,
         devices=devices,
         torch=torch.__version__,
         students=students,
@@ -116,7 +115,7 @@ def build_report(course: Path, assignment: str = ASSIGNMENT) -> ClassReport:
     )
 
 
-def _similar(course: Path, assignment: str):
+def _similar(course: Course, assignment: str):
     """The hand-ins that look alike, or None without a release to subtract the starter code."""
     from viewcopy.report.similarity import similar_pairs
 
@@ -139,7 +138,7 @@ def _thought_free(handins: list[HandIn]) -> tuple[ThoughtFree, ...]:
     )
 
 
-def _given(course: Path, assignment: str, failures: Mapping[str, str]) -> dict[str, float]:
+def _given(course: Course, assignment: str, failures: Mapping[str, str]) -> dict[str, float]:
     """Each student's score as the LMS push and the import file give it (course.class_scores),
     none for a hand-in whose last grading failed or was interrupted."""
     try:
@@ -169,7 +168,7 @@ def _student_line(
     problems = [handin.problem] if handin.problem else []
     score = None
     if handin.submitted is not None:
-        state = "locked" if handin.counts else "not counted"
+        state = LockState.LOCKED if handin.counts else "not counted"
         score = score_sheet(handin.submitted, table, state, policy=scoring)
     if not grades and handin.lock != NO_SUBMISSION:
         problems.append("no graded submission in the gradebook")

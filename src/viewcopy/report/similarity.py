@@ -33,6 +33,7 @@ from copydetect.utils import (
 )
 
 from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, RULES_AFTER_CELL, grade_id
+from viewcopy.course.folder import Course
 
 CLASSIFY_CELL = "classify"
 """The grade id of the cell where a student writes classify."""
@@ -246,16 +247,15 @@ def read_notebook(path: Path) -> Mapping:
     return notebook
 
 
-def read_texts(course: Path, assignment: str = ASSIGNMENT) -> tuple[dict, list[HandInText]]:
+def read_texts(course: Course, assignment: str = ASSIGNMENT) -> tuple[dict, list[HandInText]]:
     """The release's text of the compared cells and each hand-in's in `submitted/` (a hand-in
     that is no notebook is left out: the report names it elsewhere)."""
-    course = Path(course)
-    release = course / "release" / assignment / NOTEBOOK
+    release = course.released(assignment)
     if not release.is_file():
         raise FileNotFoundError(f"no {release}: its starter code is what hand-ins share by design")
     starter = cell_texts(read_notebook(release), "").cells
     texts = []
-    for folder in sorted((course / "submitted").glob(f"*/{assignment}")):
+    for folder in sorted(course.submitted.glob(f"*/{assignment}")):
         try:
             notebook = read_notebook(folder / NOTEBOOK)
         except (OSError, ValueError, UnicodeDecodeError):
@@ -264,7 +264,7 @@ def read_texts(course: Path, assignment: str = ASSIGNMENT) -> tuple[dict, list[H
     return starter, texts
 
 
-def similar_pairs(course: Path, assignment: str = ASSIGNMENT) -> tuple[SimilarPair, ...]:
+def similar_pairs(course: Course, assignment: str = ASSIGNMENT) -> tuple[SimilarPair, ...]:
     """The pairs of hand-ins in the course's `submitted/` to look at, highest score first."""
     starter, texts = read_texts(course, assignment)
     return compare(texts, starter)
