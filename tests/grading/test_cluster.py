@@ -233,3 +233,34 @@ def test_a_lost_scheduler_is_a_clear_error_and_a_rerun_grades_only_what_is_missi
     assert "8 s limit" in hangs.reason and 8 <= hangs.seconds < 40
     assert not (course / "autograded" / "hangs").exists()
     assert_graded_as_plain(course, plain, ["perfect"])
+
+
+def test_a_run_that_loses_every_worker_stops_and_names_what_it_did_not_grade(built, tmp_path):
+    """The only worker killed while it grades a hand-in: the course sent to the workers is gone
+    with it, so the run stops, says every worker was lost (not the scheduler, which still runs),
+    names the hand-in as interrupted in its error and its record, and writes nothing of it."""
+    from viewcopy.grading.record import INTERRUPTED, read_record, record_path
+
+    course = copy_of(built, tmp_path / "course")
+    endless = Student(
+        "hangs", "an endless loop", {"classify": "while True:\n    pass\n"}, runs=False
+    )
+    hand_in(endless, course)
+    alone = Cluster(tmp_path / "alone")
+    try:
+        alone.add_worker("only")
+        run = GradingRun(Course.at(course), ASSIGNMENT, cluster=alone.address)
+        thread, out = in_background(lambda: grade(run, pattern="hangs", progress=False))
+        wait_for(lambda: alone.busy() == ["only"], "the worker to take hangs")
+        time.sleep(3)  # it is grading now
+        alone.kill(alone.workers.pop("only"))
+        thread.join(timeout=120)
+    finally:
+        alone.close()
+    assert isinstance(out.get("error"), GradeError), out
+    said = str(out["error"])
+    assert "lost every Dask worker" in said and "not graded: hangs (interrupted)" in said, said
+    recorded = read_record(record_path(Course.at(course), ASSIGNMENT))
+    assert recorded["hangs"].status == INTERRUPTED
+    assert not (course / "autograded").exists()
+    assert not any(k[0] == "hangs" for k in gradebook_rows(gradebook_url(course)))

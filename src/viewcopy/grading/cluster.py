@@ -266,7 +266,15 @@ class ClusterPool:
         )
 
     def _lost(self) -> PoolLost:
-        """The client lost the scheduler: its tasks are cancelled."""
+        """Its tasks were cancelled: the client lost the scheduler (it is reconnecting), or every
+        worker died, and the course's parcel, which only they held, with them."""
+        if self.client.status == "running":
+            return PoolLost(
+                f"every Dask worker of {self.address} (the course sent to them went with them)",
+                "every Dask worker was lost",
+                f"start workers again (`dask worker {self.address} --nthreads 1`) and rerun the "
+                "same command: it grades only what is missing",
+            )
         return PoolLost(
             f"the Dask scheduler at {self.address}",
             "the Dask scheduler was lost",

@@ -74,9 +74,9 @@ class Pool(Protocol):
 
 
 class PoolLost(Exception):
-    """The pool lost what grades for it (`what`: a cluster's scheduler): each hand-in in flight or
-    queued is interrupted (`reason`), and the run stops with a GradeError that says how many were
-    written and what to do now."""
+    """The pool lost what grades for it (`what`: a cluster's scheduler, or all its workers): each
+    hand-in in flight or queued is interrupted (`reason`), and the run stops with a GradeError
+    that says how many were written, names those that were not, and says what to do now."""
 
     def __init__(self, what: str, reason: str, what_now: str):
         super().__init__(what)
@@ -108,7 +108,8 @@ def drain(pool: Pool, students: Sequence[str], done: Done) -> None:
                 done(HandInOutcome(student_id, INTERRUPTED, reason=lost.reason))
             raise GradeError(
                 f"lost {lost.what}: {len(students) - len(stranded)} of {len(students)} hand-ins "
-                f"were written, each whole (gradebook rows and autograded folder); {lost.what_now}"
+                f"were written, each whole (gradebook rows and autograded folder); not graded: "
+                f"{', '.join(stranded)} (interrupted); {lost.what_now}"
             ) from None
     if draining:
         raise KeyboardInterrupt
