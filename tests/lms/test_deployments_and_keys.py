@@ -20,6 +20,7 @@ import jwt
 import pytest
 from support.launch_claims import launch_claims
 
+from viewcopy.course.folder import Course
 from viewcopy.hub.state import keep_registration
 from viewcopy.lms.commands import LMS
 from viewcopy.lms.errors import LmsError, LmsRefused
@@ -30,7 +31,6 @@ from viewcopy.lms.registration import (
     REGISTRATION_FILE,
     Registration,
     UnknownDeployment,
-    lms_folder,
 )
 from viewcopy.lms.vocabulary import DEPLOYMENT_CLAIM, TOOL_SCOPES
 
@@ -46,7 +46,7 @@ OLD_FORM = {
 
 def registered(course, data=OLD_FORM):
     """`data` written as the course's registration.json; its path."""
-    folder = lms_folder(course)
+    folder = Course.at(course).lms
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / REGISTRATION_FILE
     path.write_text(json.dumps(data))
@@ -124,17 +124,17 @@ def test_an_unknown_deployment_is_named_with_the_command_that_adds_it(tmp_path):
 def test_a_link_from_a_deployment_no_longer_registered_is_refused(tmp_path):
     registered(tmp_path, {**OLD_FORM, "deployment_id": "1:new"})
     claims = {**launch_claims("u1"), "iss": OLD_FORM["issuer"], DEPLOYMENT_CLAIM: "456:0123abcd"}
-    CourseLink.record_launch(lms_folder(tmp_path), LaunchMessage.read(claims), "u1")
+    CourseLink.record_launch(Course.at(tmp_path).lms, LaunchMessage.read(claims), "u1")
     with pytest.raises(UnknownDeployment, match="deployment add 456:0123abcd"):
-        CourseLink.require(lms_folder(tmp_path), "viewcopy lms push")
+        CourseLink.require(Course.at(tmp_path).lms, "viewcopy lms push")
     with pytest.raises(LmsError, match="the course's link \\(viewcopy lms roster\\) comes from"):
         lms("roster", "--course", str(tmp_path))
     lms("deployment", "add", "456:0123abcd", "--course", str(tmp_path))
-    assert CourseLink.require(lms_folder(tmp_path), "viewcopy lms push").context_id
+    assert CourseLink.require(Course.at(tmp_path).lms, "viewcopy lms push").context_id
 
 
 def test_restarting_the_hub_with_the_lms_file_keeps_the_added_deployments(tmp_path):
-    folder = lms_folder(tmp_path)
+    folder = Course.at(tmp_path).lms
     keep_registration(folder, Registration.from_dict(OLD_FORM))
     lms("deployment", "add", "789:course-2", "--course", str(tmp_path))
     keep_registration(folder, Registration.from_dict(OLD_FORM))  # `viewcopy hub --lti` again

@@ -46,7 +46,6 @@ from viewcopy.lms.journal import Journal, now_stamp
 from viewcopy.lms.keys import ToolKey
 from viewcopy.lms.link import LINK_FILE
 from viewcopy.lms.push import push
-from viewcopy.lms.registration import lms_folder
 from viewcopy.lms.roster import roster
 from viewcopy.lms.tool import LAB_TITLE
 
@@ -196,7 +195,7 @@ def test_the_lms_down_mid_push_loses_nothing_and_receives_nothing_twice(course, 
     assert f"{platform.url}/contexts/" in message and "after 3 tries" in message
     assert "sent 2 scores before that" in message and "pushing again sends only the rest" in message
     platform.wait_down()
-    journal = Journal(lms_folder(course))
+    journal = Journal(Course.at(course).lms)
     pending = [e for e in journal.scores.values() if e.state == "sending"]
     assert len(pending) == 1  # the POST that found the LMS gone
 
@@ -210,8 +209,8 @@ def test_the_lms_down_mid_push_loses_nothing_and_receives_nothing_twice(course, 
     resent = next(p for p in posts if p["userId"] == pending[0].user)
     assert resent["timestamp"] == pending[0].timestamp
     assert_the_lms_holds_the_gradebook(course, platform, platform.lineitems()[0]["id"])
-    assert Journal(lms_folder(course)).scores and not [
-        e for e in Journal(lms_folder(course)).scores.values() if e.state == "sending"
+    assert Journal(Course.at(course).lms).scores and not [
+        e for e in Journal(Course.at(course).lms).scores.values() if e.state == "sending"
     ]
 
 
@@ -342,7 +341,7 @@ def test_a_lost_answer_is_confirmed_from_the_lms_not_sent_twice_nor_refused(lms)
     course, platform = lms
     platform.lose_answer(2)
     push_until_down(course, platform)
-    (lost,) = [e for e in Journal(lms_folder(course)).scores.values() if e.state == "sending"]
+    (lost,) = [e for e in Journal(Course.at(course).lms).scores.values() if e.state == "sending"]
 
     platform.start_again()
     done = push(Course.at(course), ASSIGNMENT, retries=FAST)
@@ -351,7 +350,7 @@ def test_a_lost_answer_is_confirmed_from_the_lms_not_sent_twice_nor_refused(lms)
     assert sorted(p["userId"] for p in platform.score_posts()) == SENT_TO  # once each
     assert shown(platform) == expected_shown(course, platform.store.flavour())
     assert_one_attempt_each(platform)
-    journal = Journal(lms_folder(course))
+    journal = Journal(Course.at(course).lms)
     assert journal.sent_payload(lost.lineitem, lost.user) == lost.payload
 
 
@@ -379,7 +378,7 @@ def test_a_score_stored_then_answered_500_is_confirmed_from_the_lms_not_refused(
     assert shown(platform) == expected_shown(course, flavour)
     assert shown(platform)[student] == round(gradebook_totals(course)[student][0], 2)
     (item,) = platform.lineitems()
-    sent = Journal(lms_folder(course)).sent_payload(item["id"], student)
+    sent = Journal(Course.at(course).lms).sent_payload(item["id"], student)
     assert {"lineitem": item["id"], **sent} == stored[0]
 
     again = push(Course.at(course), ASSIGNMENT, retries=FAST)
@@ -389,7 +388,7 @@ def test_a_score_stored_then_answered_500_is_confirmed_from_the_lms_not_refused(
 
 def test_a_lost_answer_without_the_results_scope_is_named_and_not_hidden(lms):
     course, platform = lms
-    link = lms_folder(course) / LINK_FILE
+    link = Course.at(course).lms / LINK_FILE
     recorded = json.loads(link.read_text())
     ags = recorded["ags"]
     ags["scopes"] = [s for s in ags["scopes"] if not s.endswith("result.readonly")]

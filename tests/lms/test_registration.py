@@ -16,12 +16,13 @@ import jwt
 import pytest
 from support.launch_claims import ISSUER, launch_claims
 
+from viewcopy.course.folder import Course
 from viewcopy.lms.commands import LMS
 from viewcopy.lms.journal import Journal, now_stamp
 from viewcopy.lms.keys import KEY_FILE, KeyFileError, ToolKey
 from viewcopy.lms.launch_message import LaunchMessage
 from viewcopy.lms.link import CourseLink, LinkMismatch, NotLinked
-from viewcopy.lms.registration import Registration, hub_name, lms_folder
+from viewcopy.lms.registration import Registration, hub_name
 
 GOOD = {
     "issuer": "https://lms.example.edu",
@@ -83,7 +84,7 @@ def test_an_unreadable_registration_is_named(tmp_path, content, said):
 
 
 def test_the_key_is_made_once_mode_0600_in_a_0700_folder(tmp_path):
-    folder = lms_folder(tmp_path)
+    folder = Course.at(tmp_path).lms
     key = ToolKey.ensure(folder)
     path = folder / KEY_FILE
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
@@ -101,15 +102,15 @@ def _ensure_kid(folder) -> str:
 
 
 def test_courses_have_their_own_keys_and_racing_makers_agree_on_one(tmp_path):
-    folder = lms_folder(tmp_path / "a")
+    folder = Course.at(tmp_path / "a").lms
     with multiprocessing.get_context("spawn").Pool(3) as pool:
         kids = pool.map(_ensure_kid, [folder] * 3)
     assert len(set(kids)) == 1 and kids[0] == ToolKey.ensure(folder).kid
-    assert ToolKey.ensure(lms_folder(tmp_path / "b")).kid != kids[0]
+    assert ToolKey.ensure(Course.at(tmp_path / "b").lms).kid != kids[0]
 
 
 def test_a_key_others_can_read_is_refused_with_the_fix(tmp_path):
-    folder = lms_folder(tmp_path)
+    folder = Course.at(tmp_path).lms
     path = ToolKey.ensure(folder).path
     path.chmod(0o644)
     with pytest.raises(KeyFileError, match=r"mode 0644\): run `chmod 600"):
@@ -160,7 +161,7 @@ def launch(sub: str, role: str, context: str = "course-101", **ags) -> LaunchMes
 
 
 def test_launches_merge_into_the_link_and_a_course_never_launched_says_so(tmp_path):
-    folder = lms_folder(tmp_path)
+    folder = Course.at(tmp_path).lms
     assert CourseLink.read(folder) is None
     with pytest.raises(NotLinked, match="no one has launched the course from the LMS yet"):
         CourseLink.require(folder, "viewcopy lms push")
@@ -185,7 +186,7 @@ def test_launches_merge_into_the_link_and_a_course_never_launched_says_so(tmp_pa
 
 
 def test_a_launch_from_another_context_is_refused_and_the_link_kept(tmp_path):
-    folder = lms_folder(tmp_path)
+    folder = Course.at(tmp_path).lms
     CourseLink.record_launch(folder, launch("u1", "Learner"), "u1")
     before = (folder / "link.json").read_bytes()
     with pytest.raises(LinkMismatch, match="one course folder serves one LMS course"):
@@ -229,7 +230,7 @@ def test_lms_keys_prints_what_to_give_the_lms(tmp_path):
     LMS.add_to(parser.add_subparsers(dest="command"))
     args = ["lms", "keys", "--course", str(tmp_path), "--hub", "https://hub.uni.example/hub/"]
     said = LMS.run(parser.parse_args(args))
-    key = ToolKey.ensure(lms_folder(tmp_path))
+    key = ToolKey.ensure(Course.at(tmp_path).lms)
     for line in (
         "login URL (OIDC login initiation): https://hub.uni.example/hub/lti13/oauth_login",
         "redirect URL: https://hub.uni.example/hub/lti13/oauth_callback",
@@ -241,10 +242,10 @@ def test_lms_keys_prints_what_to_give_the_lms(tmp_path):
     ):
         assert line in said.splitlines() or f"  {line}" in said.splitlines()
     assert (
-        f"Then write what the LMS gives back in {lms_folder(tmp_path) / 'registration.json'}"
+        f"Then write what the LMS gives back in {Course.at(tmp_path).lms / 'registration.json'}"
         in said
     )
-    write(lms_folder(tmp_path), {**GOOD, "username_claim": "email"})
+    write(Course.at(tmp_path).lms, {**GOOD, "username_claim": "email"})
     said = LMS.run(parser.parse_args(args))
     assert "client abc123, deployment(s) 1:dep, hub names from the 'email' claim" in said
-    assert ToolKey.ensure(lms_folder(tmp_path)).kid == key.kid
+    assert ToolKey.ensure(Course.at(tmp_path).lms).kid == key.kid

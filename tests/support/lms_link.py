@@ -15,11 +15,12 @@ from pathlib import Path
 import jwt
 from support.lti_platform import INSTRUCTOR, Member, Platform
 
+from viewcopy.course.folder import Course
 from viewcopy.lms.keys import ToolKey
 from viewcopy.lms.launch_message import LaunchMessage
 from viewcopy.lms.link import CourseLink
 from viewcopy.lms.people import BY_LAUNCH, bind
-from viewcopy.lms.registration import REGISTRATION_FILE, lms_folder
+from viewcopy.lms.registration import REGISTRATION_FILE
 
 TEACHER = Member("teacher-1", "Ada Lovelace", "ada@uni.example", (INSTRUCTOR,))
 NO_HUB = "http://127.0.0.1:9/hub/lti13"
@@ -40,7 +41,7 @@ def link_course(
 ) -> ToolKey:
     """Register the course's key with the platform (or `key_set`, another key), write
     registration.json, enrol `members` and TEACHER, and record TEACHER's launch."""
-    folder = lms_folder(course)
+    folder = Course.at(course).lms
     key = ToolKey.ensure(folder)
     platform.register_tool(
         f"{NO_HUB}/oauth_login", f"{NO_HUB}/oauth_callback", key_set=key_set or key.jwks()
@@ -62,6 +63,6 @@ def record_launch(course: Path, platform: Platform, user_id: str) -> CourseLink:
         audience=platform.client_id,
         issuer=platform.issuer,
     )
-    launch, folder = LaunchMessage.read(claims), lms_folder(course)
+    launch, folder = LaunchMessage.read(claims), Course.at(course).lms
     name = bind(folder, launch.issuer, launch.sub, launch.sub, BY_LAUNCH)
     return CourseLink.record_launch(folder, launch, name)

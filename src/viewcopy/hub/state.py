@@ -18,11 +18,11 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from viewcopy.course.assignment import ASSIGNMENT, COURSE_ID, enrol, run_nbgrader
-from viewcopy.course.folder import build_course
+from viewcopy.course.folder import Course, build_course
 from viewcopy.files.atomic import publish_folder, write_atomically, write_once
 from viewcopy.hub.permissions import check_reachable, close_repository, lay_out
 from viewcopy.lms.keys import ToolKey
-from viewcopy.lms.registration import REGISTRATION_FILE, Registration, lms_folder
+from viewcopy.lms.registration import REGISTRATION_FILE, Registration
 from viewcopy.locking.store import init_data
 
 STUDENTS = ("alice", "bob")
@@ -62,7 +62,7 @@ class HubState:
     @property
     def lms(self) -> Path:
         """The course's LMS files: registration.json, tool_key.pem, link.json."""
-        return lms_folder(self.course_root)
+        return Course(self.course_root).lms
 
     def registration(self) -> Registration:
         return Registration.read(self.lms / REGISTRATION_FILE)

@@ -8,17 +8,11 @@ import re
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
-from viewcopy.course.folder import Course
 from viewcopy.files.atomic import write_atomically
 
 REGISTRATION_FILE = "registration.json"
 DEFAULT_USERNAME_CLAIM = "sub"
 SAFE_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
-
-
-def lms_folder(course_root: Path) -> Path:
-    """Where the course in the folder `course_root` keeps its LMS files (`Course.lms`)."""
-    return Course(Path(course_root)).lms
 
 
 def hub_name(value: str) -> str:
