@@ -233,7 +233,6 @@ SIMILARITY = "similarity"
 KNOWN = {
     "viewcopy.report.build": {
         "build_report": BUILD_REST,
-        "read_settings": READING_COURSE,
         "read_grades": READING_COURSE,
         "not_graded": READING_COURSE,
         "_given": READING_COURSE,

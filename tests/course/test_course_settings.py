@@ -25,7 +25,6 @@ from viewcopy.course.settings import (
     LockService,
     PredictionScoring,
     course_settings,
-    read_settings,
 )
 from viewcopy.exercise.scoring import BALANCED, CARD
 from viewcopy.grading.grade import GradeError, grade
@@ -59,7 +58,7 @@ def test_the_plug_in_hands_on_the_setting_declared_with_the_others():
 
 
 def test_without_a_config_the_settings_are_the_defaults(tmp_path):
-    settings = read_settings(tmp_path)
+    settings = Course.at(tmp_path).settings
     assert settings.lock == LockPolicy() and settings.scoring == CARD
     assert settings.course_id == DEFAULT_COURSE
     assert gradebook_url(tmp_path) == f"sqlite:///{tmp_path.resolve() / 'gradebook.db'}"
@@ -81,11 +80,11 @@ def test_the_settings_are_read_as_set():
 def test_this_course_and_the_frozen_releases_configs_read(monkeypatch):
     monkeypatch.setenv("VIEWCOPY_SCORING", BALANCED)
     monkeypatch.setenv("VIEWCOPY_LOCK_DATA", "/srv/locks")
-    settings = read_settings(ROOT)
+    settings = Course.at(ROOT).settings
     assert settings.scoring == BALANCED and settings.lock.service_data == Path("/srv/locks")
     assert settings.course_id == "view_or_copy"
     for release in sorted((ROOT / "tests" / "data").glob("release_*")):
-        assert read_settings(release).course_id == "view_or_copy", release
+        assert Course.at(release).settings.course_id == "view_or_copy", release
 
 
 @pytest.mark.parametrize(
@@ -160,7 +159,7 @@ def test_one_setting_names_the_course_every_gradebook_is_opened_under(tmp_path):
     enrol(course, {"s1": "One"})
     with sqlite3.connect(course / "gradebook.db") as db:
         assert [row[0] for row in db.execute("SELECT id FROM course")] == ["cs101"]
-    assert read_settings(course).course_id == course_id(course) == "cs101"
+    assert Course.at(course).settings.course_id == course_id(course) == "cs101"
     assert course_id(tmp_path) == DEFAULT_COURSE  # no config
 
     opened = []

@@ -24,7 +24,7 @@ from pathlib import Path
 from traitlets import Bool, Dict, Enum, List, TraitError, Unicode
 from traitlets.config import Config, Configurable
 
-from viewcopy.course.assignment import CourseSettingError, configured_course_id, course_config
+from viewcopy.course.assignment import CourseSettingError, configured_course_id
 from viewcopy.exercise.graded_parts import (
     GRADED_PARTS,
     DeclarationError,
@@ -141,11 +141,6 @@ def declared(read, entries: list, key: str):
         raise CourseSettingError(
             f"c.CourseDeclaration.{key} in nbgrader_config.py: {exc}"
         ) from None
-
-
-def read_settings(course: Path) -> CourseSettings:
-    """The settings of the course folder `course` (its nbgrader_config.py)."""
-    return course_settings(course_config(course))
 
 
 def checked(config: Config, section: type[Configurable]) -> Configurable:
