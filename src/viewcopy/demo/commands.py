@@ -25,7 +25,7 @@ def run_demo(args: argparse.Namespace) -> str:
     from viewcopy.report.summary import alike_line
 
     repo, course = Path(args.repo).resolve(), Path(args.course).resolve()
-    if not (repo / "nbgrader_config.py").is_file():
+    if not Course(repo).config_file.is_file():
         raise OSError(
             f"{repo} has no nbgrader_config.py; run from the course repository or pass --repo"
         )

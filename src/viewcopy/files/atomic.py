@@ -22,13 +22,7 @@ def write_atomically(path: Path | str, data: bytes | str, *, mode: int | None = 
     `mode`: the file's permissions (default: 0o666 less the umask, as `open` gives)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = _staged(path, data, mode)
-    try:
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(temporary)
-        raise
+    _replace(_staged(path, data, mode), path)
     _sync_folder(path.parent)
     return path
 
@@ -63,7 +57,7 @@ def _staged(path: Path, data: bytes | str, mode: int | None) -> str:
     final = _default_mode() if mode is None else mode
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
     while True:
-        temporary = str(path.with_name(f".{path.name}.{os.urandom(6).hex()}.partial"))
+        temporary = _temporary_name(path)
         try:
             descriptor = os.open(temporary, flags, final)
         except FileExistsError:
@@ -86,15 +80,25 @@ def link_atomically(path: Path | str, target: str) -> Path:
     """Make `path` a symbolic link to `target`, replacing what was there in one rename: a reader
     finds the old entry or the new link, never none."""
     path = Path(path)
-    staged = path.with_name(f".{path.name}.{os.urandom(6).hex()}.partial")
+    staged = _temporary_name(path)
     os.symlink(target, staged)
+    _replace(staged, path)
+    return path
+
+
+def _temporary_name(path: Path) -> str:
+    """A name beside `path` for what is staged to replace it, unlikely to be any other's."""
+    return str(path.with_name(f".{path.name}.{os.urandom(6).hex()}.partial"))
+
+
+def _replace(staged: str, path: Path) -> None:
+    """`staged` renamed over `path` in one step; removed instead where the rename fails."""
     try:
         os.replace(staged, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(staged)
         raise
-    return path
 
 
 def _default_mode() -> int:

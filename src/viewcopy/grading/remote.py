@@ -53,13 +53,12 @@ class Workspace:
             os.environ["PATH"] = os.pathsep.join([tools, os.environ["PATH"]])
         os.environ.pop("NBGRADER_EXECUTION", None)
         self.course = Course(Path(tempfile.mkdtemp(prefix="viewcopy-course-", dir=base)))
-        self.root = self.course.root
-        (self.root / "nbgrader_config.py").write_bytes(parcel.config)
+        self.course.config_file.write_bytes(parcel.config)
         unpack(parcel.source, self.course.source / parcel.assignment)
-        self.template = self.root / "assignment.db"
+        self.template = self.course.root / "assignment.db"
         import_rows(f"sqlite:///{self.template}", parcel.rows)
-        self.gradebook = self.root / "gradebook.db"
-        with _inside(self.root):
+        self.gradebook = self.course.root / "gradebook.db"
+        with _inside(self.course.root):
             if parcel.sandbox is not None:
                 warm_kernels.start(
                     parcel.sandbox, available_devices(), self.course.config, LAB_IMPORTS
@@ -89,7 +88,7 @@ class Workspace:
         unpack(hand_in.files, self.course.hand_in(student_id, assignment))
         shutil.copy(self.template, self.gradebook)
         started = time.perf_counter()
-        with _inside(self.root), _Watchdog(hand_in.limit.seconds) as watchdog:
+        with _inside(self.course.root), _Watchdog(hand_in.limit.seconds) as watchdog:
             result = self.api.autograde(assignment, student_id, force=True, create=True)
         seconds = time.perf_counter() - started
         log = result.get("log", "") + result.get("error", "")
@@ -104,7 +103,7 @@ class Workspace:
         return GradedParcel(graded, files, worker)
 
     def remove(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        shutil.rmtree(self.course.root, ignore_errors=True)
 
 
 class _Watchdog:
