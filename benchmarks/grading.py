@@ -23,6 +23,12 @@ Targets: viewcopy grade --jobs 1 at most 1.0x the serial floor per hand-in (issu
 at most 1.0x the parallel floor; speed-up over plain nbgrader >= 0.8 x cores. The scores of every
 run must be identical to plain nbgrader's (asserted).
 
+The small class (issue 68), first: the whole `viewcopy grade --jobs 1 --force` on 4 hand-ins, a
+fresh process as the instructor runs it (the master measured once for the course before), against
+four fresh kernels that import torch, one after another (target <= 1.0x); and each further
+hand-in, the difference between grading 12 and grading 4 over 8, against one such kernel (target
+<= 0.4x). The three are timed in turn, SMALL_TURNS times, each figure the fastest of its turns.
+
 With --cluster it measures `viewcopy grade --cluster` instead, on the same N submissions: the
 local pool of J workers against a local Dask cluster of J worker processes (target: the cluster
 costs at most 1.15x the pool, end to end, the cluster's start included), one Dask worker against J
@@ -30,7 +36,7 @@ costs at most 1.15x the pool, end to end, the cluster's start included), one Das
 throughput model in docs/cluster.md). The scores of all three must be identical.
 
 Run: .venv/bin/python benchmarks/grading.py [--quick] [--students N] [--jobs J] [--profile K]
-                                            [--keep DIR] [--cluster]
+                                            [--keep DIR] [--cluster] [--small-only]
 """
 
 from __future__ import annotations
@@ -69,6 +75,9 @@ WAYS = {
     "before": (FRESH + REMEASURE, "  with fresh kernels, re-measuring (before)"),
 }
 """How the one-worker run is graded: name -> (what the course's config adds, the row's name)."""
+SMALL = (4, 12)
+"""The small class, and the larger class whose difference from it gives each further hand-in."""
+SMALL_TURNS = 3
 
 
 def build_class(course: Path, n: int) -> list[str]:
@@ -137,6 +146,67 @@ def floor(n: int, jobs: int) -> Floor:
         parts = list(pool.map(floor_one, range(n)))
     wall = time.perf_counter() - started
     return Floor(wall, tuple(sum(p[i] for p in parts) / n for i in range(3)))
+
+
+@dataclasses.dataclass(frozen=True)
+class SmallClass:
+    """The whole command on a small class and on a larger one, and the naive floor, timed in
+    turn: the fastest seconds of each."""
+
+    few: int
+    many: int
+    few_s: float
+    many_s: float
+    floor_s: float
+    """`few` fresh kernels that import torch, one after another."""
+
+    @property
+    def each_s(self) -> float:
+        """What each hand-in past the first `few` costs."""
+        return (self.many_s - self.few_s) / (self.many - self.few)
+
+    def report(self) -> None:
+        one = self.floor_s / self.few
+        whole, each = self.few_s / self.floor_s, self.each_s / one
+        print(
+            f"a small class: viewcopy grade --jobs 1 on {self.few} hand-ins, a fresh process, "
+            f"{self.few_s:.2f} s against {self.few} fresh kernels that import torch "
+            f"{self.floor_s:.2f} s: {whole:.2f}x (target <= 1.0x: {verdict(whole <= 1.0)})"
+        )
+        print(
+            f"each further hand-in: ({self.many} hand-ins {self.many_s:.2f} s - {self.few} "
+            f"{self.few_s:.2f} s) / {self.many - self.few} = {ms(self.each_s)} against one fresh "
+            f"kernel that imports torch {ms(one)}: {each:.2f}x (target <= 0.4x: "
+            f"{verdict(each <= 0.4)})"
+        )
+
+
+def small_class(root: Path, few: int, many: int, turns: int) -> SmallClass:
+    """The small class's figures: a class of `many` hand-ins and a copy of it with `few`, each
+    graded once first (the master's measurement, made once for a course), then the floor and the
+    two gradings timed in turn."""
+    print(f"the small class: {few} and {many} hand-ins, {turns} turns ...", flush=True)
+    students = build_class(root / "many", many)
+    courses = {many: root / "many", few: clone(root / "many", root / "few")}
+    for student in students[few:]:
+        shutil.rmtree(Course.at(courses[few]).hand_in(student, ASSIGNMENT).parent)
+    viewcopy = str(Path(sys.executable).parent / "viewcopy")
+
+    def graded(n: int) -> float:
+        command = [viewcopy, "grade", "--course", str(courses[n]), "--jobs", "1", "--force"]
+        seconds, _ = timed(
+            lambda: subprocess.run([*command, "--quiet"], check=True, capture_output=True)
+        )
+        return seconds
+
+    graded(few), graded(many)
+    times: dict[str, list[float]] = defaultdict(list)
+    for _ in range(turns):
+        times["floor"].append(floor(few, 1).wall)
+        times["few"].append(graded(few))
+        times["many"].append(graded(many))
+    best = {name: min(seconds) for name, seconds in times.items()}
+    return SmallClass(few, many, best["few"], best["many"], best["floor"])
 
 
 def scores(course: Path, students: list[str]) -> dict[tuple[str, str], float | None]:
@@ -346,6 +416,7 @@ def main() -> int:
     parser.add_argument("--profile", type=int, help="hand-ins profiled (default 4; --quick 1)")
     parser.add_argument("--keep", help="build the courses here and keep them")
     parser.add_argument("--cluster", action="store_true", help="the Dask cluster against the pool")
+    parser.add_argument("--small-only", action="store_true", help="the small class's figures only")
     args = parser.parse_args()
     args.students = args.students or (2 if args.quick else cores * (8 if args.cluster else 4))
     if args.cluster:
@@ -353,10 +424,19 @@ def main() -> int:
     os.environ["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]])
     root = Path(args.keep or tempfile.mkdtemp(prefix="grading-bench-"))
     try:
-        found = measure(root, args.students, args.jobs, args.profile or (1 if args.quick else 4))
+        few, many = (1, 2) if args.quick else SMALL
+        small = small_class(root / "small", few, many, 1 if args.quick else SMALL_TURNS)
+        if not args.small_only:
+            found = measure(
+                root, args.students, args.jobs, args.profile or (1 if args.quick else 4)
+            )
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)
+    print()
+    small.report()
+    if args.small_only:
+        return 0
     report(found)
     assert all(found.same.values()), f"scores differ from plain nbgrader autograde: {found.same}"
     return 0

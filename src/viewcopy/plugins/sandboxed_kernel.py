@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from nbgrader.preprocessors import Execute
+from traitlets import Enum
 
 from viewcopy.plugins.base import CoursePreprocessor
 from viewcopy.sandbox import Limits, readable_paths
@@ -15,7 +16,16 @@ __all__ = ["SandboxedExecute", "SandboxedKernelManager", "sandbox_config"]
 
 
 class SandboxedExecute(Execute, CoursePreprocessor):
-    """nbgrader's Execute, with every kernel in the sandbox."""
+    """nbgrader's Execute, with every kernel in the sandbox, ended at once when its last cell
+    has run."""
+
+    shutdown_kernel = Enum(
+        ["graceful", "immediate"],
+        default_value="immediate",
+        help="How a kernel ends once the notebook has run: its sandbox is killed at once "
+        "(nothing it holds is read after its last cell; a graceful end waited 220 ms a hand-in "
+        "for ipykernel and the sandbox to wind down), or, 'graceful', it is asked to shut down.",
+    ).tag(config=True)
 
     def __init__(self, *args, **kwargs):
         kwargs["kernel_manager_class"] = SandboxedKernelManager

@@ -39,8 +39,22 @@ from pathlib import Path
 
 from viewcopy.sandbox import kernel_output, namespaces
 
-KERNEL = "ipykernel.kernelapp"
-"""What every kernel imports; the worker names what else its kernels import (its lab's modules)."""
+KERNEL = (
+    "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
+    "ipykernel.debugger",
+    "IPython.core.completerlib",
+    "IPython.core.debugger",
+    "IPython.core.oinspect",
+    "IPython.extensions.storemagic",
+    "IPython.utils.wildcard",
+    "faulthandler",
+    "sqlite3",
+    "tornado.platform.asyncio",
+)
+"""What every kernel imports: ipykernel, and what its start imports (the debugger's debugpy alone
+took 180 ms of each kernel's start; tests/grading/test_warm_kernels.py checks that a kernel's start
+imports nothing more). The worker names what else its kernels import (its lab's modules)."""
 READY = "ready"
 OWN = "--own"
 """The template's option to fork students' own kernels (no sandbox) instead of graded ones."""
@@ -91,10 +105,14 @@ class Template:
     students' own kernels (OwnKernelRequest), else only into sandboxes (KernelRequest)."""
 
     def __init__(self, imports: tuple[str, ...] = (), own: bool = False):
-        for module in (KERNEL, *imports):
+        before = dict(os.environ)
+        for module in (*KERNEL, *imports):
             importlib.import_module(module)
         self.threads = _threads()
-        self.folders = _made_folders()
+        self.left = Left(
+            _made_folders(),
+            {key: value for key, value in os.environ.items() if before.get(key) != value},
+        )
         self.requests = OwnKernelRequest if own else KernelRequest
 
     def fork_kernel(self, request: KernelRequest | OwnKernelRequest) -> int:
@@ -110,7 +128,7 @@ class Template:
         if child == 0:
             os.close(readable)
             held = _hold_own if isinstance(request, OwnKernelRequest) else _enter_sandbox
-            _as_child(writable, lambda: held(request, writable, self.folders))
+            _as_child(writable, lambda: held(request, writable, self.left))
         os.close(writable)
         with os.fdopen(readable, "rb") as status:
             report = status.read().decode(errors="replace").splitlines()
@@ -132,6 +150,15 @@ def _threads() -> frozenset[str]:
     """This process's threads, by id: those its imports started may end (torch's OpenMP thread,
     started where OMP_NUM_THREADS is 2 or more, ends at the first fork), none may start."""
     return frozenset(os.listdir("/proc/self/task"))
+
+
+@dataclass(frozen=True)
+class Left:
+    """What the template's imports left that a kernel which imported them itself would have:
+    the `folders` they made in HOME, the `env` they set (debugpy's PYDEVD_USE_FRAME_EVAL)."""
+
+    folders: tuple[str, ...]
+    env: dict[str, str]
 
 
 def _made_folders() -> tuple[str, ...]:
@@ -166,7 +193,7 @@ def _as_child(status: int, work: Callable[[], int]) -> None:
         os._exit(code)
 
 
-def _enter_sandbox(request: KernelRequest, status: int, folders: tuple[str, ...]) -> int:
+def _enter_sandbox(request: KernelRequest, status: int, left: Left) -> int:
     """The forked child: into the hand-in's cgroups and namespaces, then the kernel is forked
     inside them; it stays the kernel's parent (in the grader's process tree, which ends it) and
     ends with it: the kernel's exit status."""
@@ -180,7 +207,7 @@ def _enter_sandbox(request: KernelRequest, status: int, folders: tuple[str, ...]
     kernel = os.fork()
     if kernel == 0:
         os.close(output)
-        _become_kernel(request, status, folders, said)
+        _become_kernel(request, status, left, said)
     os.close(said)
     os.write(status, f"kernel {kernel}\n".encode())
     os.close(status)
@@ -211,9 +238,7 @@ def _close_all_but(kept: int) -> None:
     os.closerange(kept + 1, 1 << 20)
 
 
-def _become_kernel(
-    request: KernelRequest, status: int, folders: tuple[str, ...], output: int
-) -> None:
+def _become_kernel(request: KernelRequest, status: int, left: Left, output: int) -> None:
     """The kernel, inside the sandbox: what bubblewrap and prlimit give a fresh kernel, then
     ipykernel, with `output` (relayed as the kernel's words) as its stdout and stderr. Never
     returns."""
@@ -226,7 +251,7 @@ def _become_kernel(
     namespaces.drop_privileges(request.uid)
     if request.uid is not None and (os.getuid(), os.geteuid()) != (request.uid, request.uid):
         raise RuntimeError(f"the kernel is uid {os.getuid()}, not its own {request.uid}")
-    _launch(request, status, folders)
+    _launch(request, status, left)
 
 
 def _own_session() -> None:
@@ -237,7 +262,7 @@ def _own_session() -> None:
     os.close(stdin)
 
 
-def _hold_own(request: OwnKernelRequest, status: int, folders: tuple[str, ...]) -> int:
+def _hold_own(request: OwnKernelRequest, status: int, left: Left) -> int:
     """The forked child of a student's own kernel: forks the kernel (its output is the
     template's), stays its parent, and ends its whole session as soon as the holder ends (its
     kernel manager's kill), else with it: the kernel's exit status."""
@@ -247,7 +272,7 @@ def _hold_own(request: OwnKernelRequest, status: int, folders: tuple[str, ...]) 
     if kernel == 0:
         os.close(holder)
         _own_session()
-        _launch(request, status, folders)
+        _launch(request, status, left)
     os.write(status, f"kernel {kernel}\n".encode())
     os.close(status)
     ended = os.pidfd_open(kernel)
@@ -259,15 +284,15 @@ def _hold_own(request: OwnKernelRequest, status: int, folders: tuple[str, ...]) 
     return _exit_code(kernel)
 
 
-def _launch(
-    request: KernelRequest | OwnKernelRequest, status: int, folders: tuple[str, ...]
-) -> None:
+def _launch(request: KernelRequest | OwnKernelRequest, status: int, left: Left) -> None:
     """Into the kernel's folder and environment, say ready on `status`, and run ipykernel as
     `python -m ipykernel_launcher` would. Never returns."""
     os.chdir(request.cwd)
     os.environ.clear()
     os.environ.update(request.env)
-    for folder in folders:  # under the sandbox's own /tmp, where the template's HOME is
+    for key, value in left.env.items():  # as the imports set them: where not given
+        os.environ.setdefault(key, value)
+    for folder in left.folders:  # under the sandbox's own /tmp, where the template's HOME is
         os.makedirs(folder, mode=0o700, exist_ok=True)
     os.write(status, f"{READY}\n".encode())
     os.close(status)

@@ -24,6 +24,7 @@ import contextlib
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -41,6 +42,9 @@ FORK_ATTEMPTS = 2
 """A kernel is forked at most this often (each time into a new sandbox) before it starts fresh."""
 FIND_KERNEL_S = 5.0
 """How long a fresh sandbox's kernel may take to appear once bubblewrap reported the sandbox."""
+BIND_S = 60.0
+"""How long a launch waits for its kernel to bind its sockets (nbclient's own start-up wait)."""
+POLL_S = 0.002
 
 
 class SandboxProvisioner(LocalProvisioner):
@@ -95,7 +99,19 @@ class SandboxProvisioner(LocalProvisioner):
         warm_kernels.count("warm" if forked else "fresh")
         target = kernel_connection.through_root(self.sandbox_pid, self.inside)
         kernel_connection.link(manager.ip, manager.ports, target)
+        await self._bound(manager.ip, manager.ports)
         return self.connection_info
+
+    async def _bound(self, ip: str, ports: list[int]) -> None:
+        """Return once the kernel has bound every socket (each link resolves), has ended, or
+        BIND_S have passed: a client that connects before the kernel binds is connected only at
+        zmq's next try, 100 ms later, and a forked kernel binds 50 ms after its fork."""
+        sockets = [f"{ip}-{port}" for port in ports]
+        deadline = time.monotonic() + BIND_S
+        while not all(os.path.exists(path) for path in sockets):
+            if await self.poll() is not None or time.monotonic() > deadline:
+                return
+            await asyncio.sleep(POLL_S)
 
     async def _fork(
         self, template, argv: list[str], copy: Path, limits: Limits, env: dict, **kw

@@ -47,10 +47,12 @@ HOLDER = (
 """The sandbox's own process: says on its fd that the sandbox is built (bubblewrap starts it only
 once every mount is in place), waits for the first process to join it (the kernel), then for that
 one's end, and ends the sandbox with it (as a fresh kernel's end does)."""
-READ_AT_START = ("PYTHON", "OMP_", "MKL_", "KMP_", "GOMP_", "TORCH", "PYTORCH_", "LD_", "HOME")
+READ_AT_START = (
+    *("PYTHON", "OMP_", "MKL_", "KMP_", "GOMP_", "TORCH", "PYTORCH_", "LD_", "HOME", "PYDEVD_"),
+)
 """Environment variables (by prefix) read when the template imported what its kernels import: a
 kernel whose values differ cannot be forked from it (the thread counts torch reads when it is
-imported, Python's own variables, the libraries loaded, HOME)."""
+imported, Python's own variables, the libraries loaded, HOME, the debugger's settings)."""
 LAUNCHER = ("-m", "ipykernel_launcher")
 TEMPLATE_HOMES = Path("/tmp")
 """Where a template's HOME is made: under /tmp, which each sandbox has writable, so that a kernel
