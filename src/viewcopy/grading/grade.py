@@ -52,7 +52,14 @@ from viewcopy.grading.record import (
     record_path,
     write_record,
 )
-from viewcopy.grading.worker import STOP, Graded, kill_tree, serve, worker_context
+from viewcopy.grading.worker import (
+    STOP,
+    Graded,
+    kill_tree,
+    serve,
+    start_fork_server,
+    worker_context,
+)
 from viewcopy.sandbox import kernel_connection, warm_kernels
 from viewcopy.sandbox.bubblewrap import bwrap_problem, describe
 from viewcopy.sandbox.cgroups import Cgroups
@@ -246,6 +253,8 @@ def grade(
     (per hand-in) and `cell_s` (per cell; else the course's Execute.timeout) are derived from
     the master's run where None (viewcopy.grading.limits).
     """
+    if not run.cluster:
+        start_fork_server()
     _check_course(run.course, say)
     todo, outcomes = _to_grade(run.course, run.assignment, pattern, force)
     run.logs.mkdir(parents=True, exist_ok=True)

@@ -159,6 +159,15 @@ def worker_context() -> multiprocessing.context.BaseContext:
     return context
 
 
+def start_fork_server() -> None:
+    """Start the fork server now, where workers are forked from one: its imports (2 s) run while
+    the grader checks the course and reads the master's run, before it asks for a worker."""
+    if worker_context().get_start_method() == "forkserver":
+        from multiprocessing import forkserver
+
+        forkserver.ensure_running()
+
+
 def leave_the_fork_server() -> None:
     """Close this worker's copy of its fork server's lifeline (multiprocessing gives one to every
     process the server forks): the server ends as soon as the grader does, not once every worker
