@@ -57,7 +57,14 @@ from pathlib import Path
 
 from jupyter_client.manager import KernelManager
 
-from viewcopy.course.assignment import ASSIGNMENT, LAB_IMPORTS, grade_id, read_grades, run_nbgrader
+from viewcopy.course.assignment import (
+    ASSIGNMENT,
+    LAB_IMPORTS,
+    LAB_MEASURED,
+    grade_id,
+    read_grades,
+    run_nbgrader,
+)
 from viewcopy.course.folder import Course, build_course
 from viewcopy.demo.synthetic import hand_in_class, synthetic_class
 from viewcopy.grading.grade import GRADED, grade
@@ -308,7 +315,9 @@ def profile_one(course: str, student: str, sandboxed: bool) -> list[tuple[str, f
         os.environ.pop("NBGRADER_EXECUTION", None)
         limits = SANDBOXED if sandboxed else None
         if limits is not None:
-            warm_kernels.start(limits, available_devices(), folder.config, LAB_IMPORTS)
+            warm_kernels.start(
+                limits, available_devices(), folder.config, LAB_IMPORTS, LAB_MEASURED
+            )
             warm_kernels.wait_ready()  # as a worker: its one-time start, not a hand-in's
         staging = in_flight(folder, ASSIGNMENT).relative_to(folder.root)
         _API[course] = folder, load_api(folder, limits, autograded=str(staging))

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from support.oracles import in_place_oracle
 
@@ -29,3 +32,23 @@ def test_the_catalogue_on_each_device_matches_the_in_place_oracle(device):
 def test_all_means_every_available_device_cpu_first():
     assert resolve_devices("all") == available_devices()
     assert available_devices()[0] == "cpu"
+
+
+WITHOUT_TORCH = (
+    "import sys; from viewcopy.engine.devices import available_devices; "
+    "print(','.join(available_devices()), 'torch' in sys.modules)"
+)
+
+
+def test_a_process_without_torch_is_told_the_devices_torch_finds():
+    """Before torch is imported, the answer is torch's own (asked here, torch imported), and a
+    torch built for the CPU alone is not imported to give it."""
+    import torch
+
+    run = subprocess.run(
+        [sys.executable, "-c", WITHOUT_TORCH], capture_output=True, text=True, check=True
+    )
+    devices, imported = run.stdout.split()
+    assert tuple(devices.split(",")) == available_devices()
+    cuda_build = torch.version.cuda is not None or torch.version.hip is not None
+    assert imported == str(cuda_build or sys.platform == "darwin")

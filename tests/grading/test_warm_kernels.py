@@ -6,6 +6,7 @@ test_sandbox.py, which runs each of its tests on a fresh and on a forked kernel.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -252,3 +253,44 @@ def test_a_kernel_forked_from_the_template_imports_nothing_more_to_start(tmp_pat
         check=True, capture_output=True, timeout=120,
     )  # fmt: skip
     assert json.loads(found.read_text()) == [], "add these to kernel_template.KERNEL"
+
+
+CATALOGUE = """
+import dataclasses, gc, json
+from viewcopy.engine import measure
+from viewcopy.exercise.measured import measure_catalogue
+print(json.dumps({
+    "frozen": gc.get_freeze_count(),
+    "kept": measure.kept(),
+    "twenty": [dataclasses.asdict(e) for e in measure_catalogue(("cpu",))],
+}, default=str))
+"""
+
+
+def test_a_forked_kernel_reads_what_its_template_measured_once_as_measuring_here_gives_it(course):
+    """The template has a child measure what every kernel measures alike (torch never runs in
+    the template), and its kernels read that evidence: the same, field by field, as measuring it
+    in this process gives; a kernel not forked from such a template keeps nothing. The template's
+    objects reach its kernels frozen out of the garbage collector's sight."""
+    from viewcopy.course.assignment import LAB_MEASURED
+    from viewcopy.engine import measure
+    from viewcopy.exercise.measured import measure_catalogue
+
+    course, copy = course
+    here = json.loads(
+        json.dumps([dataclasses.asdict(e) for e in measure_catalogue(("cpu",))], default=str)
+    )
+    with kernels.sandboxed_kernel(copy, course, LIMITS) as run:
+        fresh = run(CATALOGUE)
+    assert warm_kernels.start(LIMITS, ["cpu"], None, LAB_IMPORTS, LAB_MEASURED) is None
+    warm_kernels.counts()
+    try:
+        with kernels.sandboxed_kernel(copy, course, LIMITS) as run:
+            forked = run(CATALOGUE)
+        assert warm_kernels.counts() == {"warm": 1, "fresh": 0}, "the kernel was not forked"
+    finally:
+        warm_kernels.stop()
+    assert measure.kept() == 0 and fresh["kept"] == 0
+    assert forked["frozen"] > 0 and fresh["frozen"] == 0
+    assert forked["kept"] >= len(here) > 0
+    assert forked["twenty"] == here == fresh["twenty"]

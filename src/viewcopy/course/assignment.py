@@ -40,6 +40,9 @@ LAB_IMPORTS = (
 )
 """What the notebook's kernel imports (its setup cell, and matplotlib for the cost figure): done
 once in each grading worker's kernel template."""
+LAB_MEASURED = "viewcopy.exercise.measured_once"
+"""What every graded kernel measures alike: measured once in each grading worker's kernel
+template, for the kernels forked from it."""
 
 PREDICTED_PARTS = (TWENTY, NEXT, PRODUCTION)
 """The parts a student predicts, locks and then sees measured, in the notebook's order."""

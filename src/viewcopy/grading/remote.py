@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from viewcopy.course.assignment import LAB_IMPORTS
+from viewcopy.course.assignment import LAB_IMPORTS, LAB_MEASURED
 from viewcopy.course.folder import Course
 from viewcopy.course.gradebook_rows import import_rows
 from viewcopy.engine.devices import available_devices
@@ -61,7 +61,11 @@ class Workspace:
         with _inside(self.course.root):
             if parcel.sandbox is not None:
                 warm_kernels.start(
-                    parcel.sandbox, available_devices(), self.course.config, LAB_IMPORTS
+                    parcel.sandbox,
+                    available_devices(),
+                    self.course.config,
+                    LAB_IMPORTS,
+                    LAB_MEASURED,
                 )
             self.api = load_api(
                 self.course,

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 
-from viewcopy.course.assignment import LAB_IMPORTS, waiting_url
+from viewcopy.course.assignment import LAB_IMPORTS, LAB_MEASURED, waiting_url
 from viewcopy.course.folder import Course
 from viewcopy.engine.devices import available_devices
 from viewcopy.grading.record import begin, discard_partial, in_flight, publish
@@ -254,7 +254,7 @@ def serve(
     devices = available_devices()
     course_folder = Course.at(course)
     if limits is not None:
-        cold = warm_kernels.start(limits, devices, course_folder.config, LAB_IMPORTS)
+        cold = warm_kernels.start(limits, devices, course_folder.config, LAB_IMPORTS, LAB_MEASURED)
         if cold is not None:
             print(f"warm kernels: {cold}; a fresh kernel for each hand-in", file=sys.stderr)
     staging = in_flight(course_folder, assignment).relative_to(course_folder.root)

@@ -11,6 +11,10 @@ worker that ends takes it along) and is collected as soon as it ends (a kernel n
 would hold its sandbox's pid namespace, and its cgroup, open). No student code ever runs in the
 template, so no two students share anything but what the imports left in memory, copied on write.
 
+What the imports made is frozen out of the garbage collector's sight (`gc.freeze`) before the
+first fork: a kernel's first collection wrote to every one of those objects, copying each page it
+shared with the template (140 ms of each hand-in's first cells).
+
 The traps of forking torch: libgomp deadlocks in a child forked after a parallel op ran, and CUDA
 cannot be used in a child forked after it was initialized. The template runs no torch op and never
 touches CUDA, and checks before every fork that it has started no thread and no CUDA since its
@@ -26,13 +30,16 @@ request can make a grading template fork outside a sandbox.
 from __future__ import annotations
 
 import contextlib
+import gc
 import importlib
 import json
 import os
+import pickle
 import resource
 import select
 import signal
 import sys
+import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -58,6 +65,10 @@ imports nothing more). The worker names what else its kernels import (its lab's 
 READY = "ready"
 OWN = "--own"
 """The template's option to fork students' own kernels (no sandbox) instead of graded ones."""
+MEASURE = "--measure"
+"""The template's option naming a module whose `measure()` a child of the template runs once (torch
+ops: never in the template itself) and whose `keep()` the template then gives what it returned,
+before any kernel is forked: each kernel holds it, copied on write."""
 
 
 class _Line:
@@ -104,7 +115,9 @@ class Template:
     """The imports done once, and the state they left, checked before every fork; `own`: it forks
     students' own kernels (OwnKernelRequest), else only into sandboxes (KernelRequest)."""
 
-    def __init__(self, imports: tuple[str, ...] = (), own: bool = False):
+    def __init__(
+        self, imports: tuple[str, ...] = (), own: bool = False, measured: str | None = None
+    ):
         before = dict(os.environ)
         for module in (*KERNEL, *imports):
             importlib.import_module(module)
@@ -114,6 +127,9 @@ class Template:
             {key: value for key, value in os.environ.items() if before.get(key) != value},
         )
         self.requests = OwnKernelRequest if own else KernelRequest
+        if measured is not None:
+            _measure_once(importlib.import_module(measured))
+        gc.freeze()  # a kernel's collections would write to each, copying every page they share
 
     def fork_kernel(self, request: KernelRequest | OwnKernelRequest) -> int:
         """Fork the kernel `request` asks for; its pid (as the grader sees it) once it is in its
@@ -150,6 +166,33 @@ def _threads() -> frozenset[str]:
     """This process's threads, by id: those its imports started may end (torch's OpenMP thread,
     started where OMP_NUM_THREADS is 2 or more, ends at the first fork), none may start."""
     return frozenset(os.listdir("/proc/self/task"))
+
+
+def _measure_once(module) -> None:
+    """`module.measure()` in a child of the template, and what it returned `module.keep()` here;
+    nothing kept, and why said, when the child fails (each kernel then measures for itself)."""
+    readable, writable = os.pipe()
+    child = os.fork()
+    if child == 0:
+        os.close(readable)
+        code = 1
+        try:
+            with os.fdopen(writable, "wb") as measured:
+                pickle.dump(module.measure(), measured)
+            code = 0
+        except BaseException:  # noqa: BLE001 (said on stderr; the template goes on without it)
+            traceback.print_exc()
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(writable)
+    with os.fdopen(readable, "rb") as measured:
+        data = measured.read()
+    if os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) == 0:
+        module.keep(pickle.loads(data))
+    else:
+        said = f"{module.__name__}.measure() failed: each kernel measures for itself"
+        print(said, file=sys.stderr, flush=True)
 
 
 @dataclass(frozen=True)
@@ -316,15 +359,17 @@ def _launch(request: KernelRequest | OwnKernelRequest, status: int, left: Left) 
         os._exit(code)
 
 
-def main(control: int, imports: tuple[str, ...], own: bool = False) -> None:
-    """Import `imports`, say ready on `control` (a socket to the worker), then fork a kernel for
-    each request line (an OwnKernelRequest where `own`, else a KernelRequest), answering its pid
-    or the error; end when the worker closes it (or ends, even killed outright: the socket then
-    closes)."""
+def main(
+    control: int, imports: tuple[str, ...], own: bool = False, measured: str | None = None
+) -> None:
+    """Import `imports` (and have `measured` measure once: MEASURE), say ready on `control` (a
+    socket to the worker), then fork a kernel for each request line (an OwnKernelRequest where
+    `own`, else a KernelRequest), answering its pid or the error; end when the worker closes it
+    (or ends, even killed outright: the socket then closes)."""
     if sys.path and sys.path[0] and Path(sys.path[0]) == Path.cwd():
         del sys.path[0]  # started with -m: as ipykernel_launcher, no working folder on the path
     channel = os.fdopen(control, "rb+", buffering=0)
-    template = Template(imports, own)
+    template = Template(imports, own, measured)
     channel.write(f"{READY}\n".encode())
     for line in iter(channel.readline, b""):
         try:
@@ -337,5 +382,9 @@ def main(control: int, imports: tuple[str, ...], own: bool = False) -> None:
 
 
 if __name__ == "__main__":
-    own = sys.argv[1] == OWN
-    main(int(sys.argv[1 + own]), tuple(sys.argv[2 + own :]), own)
+    arguments = sys.argv[1:]
+    own = arguments[0] == OWN
+    arguments = arguments[own:]
+    measured = arguments[1] if arguments[0] == MEASURE else None
+    arguments = arguments[2:] if measured else arguments
+    main(int(arguments[0]), tuple(arguments[1:]), own, measured)

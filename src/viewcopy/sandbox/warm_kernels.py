@@ -27,7 +27,7 @@ from pathlib import Path
 from traitlets import Bool
 from traitlets.config import Configurable
 
-from viewcopy.sandbox.kernel_template import READY, KernelRequest, OwnKernelRequest
+from viewcopy.sandbox.kernel_template import MEASURE, READY, KernelRequest, OwnKernelRequest
 from viewcopy.sandbox.limits import Limits, kernel_environment
 
 HOLDER = (
@@ -80,10 +80,11 @@ class KernelTemplate:
     `env` is the environment of the kernels it serves (its HOME, whose folders each kernel makes
     again in its own, is another)."""
 
-    def __init__(self, limits: Limits, imports: Sequence[str] = ()):
+    def __init__(self, limits: Limits, imports: Sequence[str] = (), measured: str | None = None):
         self.home = tempfile.mkdtemp(prefix=f"{HOME_PREFIX}{os.getpid()}-", dir=TEMPLATE_HOMES)
         self.env = kernel_environment(limits)
-        self._start({**self.env, "HOME": self.home}, imports)
+        options = (MEASURE, measured) if measured else ()
+        self._start({**self.env, "HOME": self.home}, imports, *options)
 
     def serves(self, env: Mapping[str, str]) -> bool:
         """Whether a kernel with `env` can be forked from this template."""
@@ -194,15 +195,20 @@ def how_kernels_start(sandbox: Limits | None, devices: Sequence[str], config=Non
 
 
 def start(
-    limits: Limits, devices: Sequence[str], config=None, imports: Sequence[str] = ()
+    limits: Limits,
+    devices: Sequence[str],
+    config=None,
+    imports: Sequence[str] = (),
+    measured: str | None = None,
 ) -> str | None:
     """Start this process's template for sandboxed kernels under `limits`, with `imports` done
-    once for every kernel (unless the course's `config` says not to); why not, or None."""
+    once for every kernel, and what the module `measured` measures measured once for them
+    (kernel_template.MEASURE), unless the course's `config` says not to; why not, or None."""
     global _active
     stop()
     problem = warm_problem(devices, config)
     if problem is None:
-        _active = KernelTemplate(limits, imports)
+        _active = KernelTemplate(limits, imports, measured)
     return problem
 
 
