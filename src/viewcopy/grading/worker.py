@@ -36,6 +36,9 @@ FRIENDLY = {
 }
 EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception|Exit))\b:?(.*)$")
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
+COLLECT_S = 1.0
+"""How long a worker that kills its own tree waits to collect it before it ends."""
 WATCH_S = 0.5
 FORK_SERVER = "viewcopy.grading.fork_server"
 """What the fork server imports before it forks workers (worker_context)."""
@@ -70,18 +73,41 @@ def failure_reason(text: str) -> str:
 
 
 def kill_tree(pid: int) -> None:
-    """Kill a process and everything it started (kernels run in sessions of their own)."""
+    """Kill a process and everything it started (kernels run in sessions of their own). This
+    process itself is killed last, once what it started has ended and it has collected them:
+    what its killed children leave comes to it (a subreaper's), not to the machine's init,
+    which may collect late; a sandbox's first process does not end until its kernel is
+    collected, and stayed seconds after its grader was killed."""
     import psutil
 
     try:
         parent = psutil.Process(pid)
-        processes = [*parent.children(recursive=True), parent]
+        processes = parent.children(recursive=True)
     except psutil.NoSuchProcess:
         return
+    if pid == os.getpid() and sys.platform == "linux":
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1)
     for process in processes:
         with contextlib.suppress(psutil.NoSuchProcess):
             process.kill()
-    psutil.wait_procs(processes, timeout=10)
+    if pid == os.getpid():
+        _collect_children(COLLECT_S)
+    with contextlib.suppress(psutil.NoSuchProcess):
+        parent.kill()
+    psutil.wait_procs([*processes, parent], timeout=10)
+
+
+def _collect_children(within_s: float) -> None:
+    """Collect this process's ended children, those that came to it included, until it has none
+    or `within_s` have passed."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return
+        time.sleep(0.005)
 
 
 class _CheckedSchemas:
