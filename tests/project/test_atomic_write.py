@@ -195,7 +195,7 @@ def test_a_file_published_has_its_mode_from_its_first_instant(tmp_path, monkeypa
 NOT_PUBLISHED = {
     ("sandbox/cgroups.py", "Cgroups._make", "write_text"):
         "a cgroup's control files: the kernel's, written in place (no rename there)",
-    ("sandbox/kernel_template.py", "_measure_once", "pickle.dump"):
+    ("sandbox/kernel_template.py", "_send", "pickle.dump"):
         "what the template's child measured, to the template through a pipe (no file)",
     ("sandbox/kernel_template.py", "_enter_sandbox", "write_text"):
         "cgroup.procs: moving a process into its cgroup is writing its pid in place",

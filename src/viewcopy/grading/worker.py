@@ -85,12 +85,13 @@ def kill_tree(pid: int) -> None:
         processes = parent.children(recursive=True)
     except psutil.NoSuchProcess:
         return
-    if pid == os.getpid() and sys.platform == "linux":
+    itself = pid == os.getpid()
+    if itself and sys.platform == "linux":
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1)
     for process in processes:
         with contextlib.suppress(psutil.NoSuchProcess):
             process.kill()
-    if pid == os.getpid():
+    if itself:
         _collect_children(COLLECT_S)
     with contextlib.suppress(psutil.NoSuchProcess):
         parent.kill()

@@ -39,7 +39,6 @@ import resource
 import select
 import signal
 import sys
-import traceback
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -175,24 +174,23 @@ def _measure_once(module) -> None:
     child = os.fork()
     if child == 0:
         os.close(readable)
-        code = 1
-        try:
-            with os.fdopen(writable, "wb") as measured:
-                pickle.dump(module.measure(), measured)
-            code = 0
-        except BaseException:  # noqa: BLE001 (said on stderr; the template goes on without it)
-            traceback.print_exc()
-        finally:
-            sys.stderr.flush()
-            os._exit(code)
+        _as_child(writable, lambda: _send(module.measure(), writable))
     os.close(writable)
     with os.fdopen(readable, "rb") as measured:
         data = measured.read()
     if os.waitstatus_to_exitcode(os.waitpid(child, 0)[1]) == 0:
         module.keep(pickle.loads(data))
     else:
-        said = f"{module.__name__}.measure() failed: each kernel measures for itself"
+        why = data.rpartition(b"error: ")[2].decode(errors="replace").strip() or "it ended"
+        said = f"{module.__name__}.measure() failed ({why}): each kernel measures for itself"
         print(said, file=sys.stderr, flush=True)
+
+
+def _send(value: object, out: int) -> int:
+    """Write `value` pickled on `out` (left open, for _as_child's error); the exit status 0."""
+    with os.fdopen(out, "wb", closefd=False) as sent:
+        pickle.dump(value, sent)
+    return 0
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,8 @@ FIND_KERNEL_S = 5.0
 BIND_S = 60.0
 """How long a launch waits for its kernel to bind its sockets (nbclient's own start-up wait)."""
 POLL_S = 0.002
+"""How often a launch asks whether its kernel has bound its sockets, and the manager whether its
+kernel has ended: each takes a few ms, and every hand-in waited out jupyter_client's 100 ms."""
 
 
 class SandboxProvisioner(LocalProvisioner):

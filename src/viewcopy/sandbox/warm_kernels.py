@@ -48,8 +48,8 @@ HOLDER = (
 once every mount is in place), waits for the first process to join it (the kernel), then for that
 one's end, and ends the sandbox with it (as a fresh kernel's end does)."""
 READ_AT_START = (
-    *("PYTHON", "OMP_", "MKL_", "KMP_", "GOMP_", "TORCH", "PYTORCH_", "LD_", "HOME", "PYDEVD_"),
-)
+    "PYTHON", "OMP_", "MKL_", "KMP_", "GOMP_", "TORCH", "PYTORCH_", "LD_", "HOME", "PYDEVD_",
+)  # fmt: skip
 """Environment variables (by prefix) read when the template imported what its kernels import: a
 kernel whose values differ cannot be forked from it (the thread counts torch reads when it is
 imported, Python's own variables, the libraries loaded, HOME, the debugger's settings)."""
