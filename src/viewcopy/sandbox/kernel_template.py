@@ -55,6 +55,8 @@ KERNEL = (
     "IPython.extensions.storemagic",
     "IPython.utils.wildcard",
     "faulthandler",
+    "importlib.readers",
+    "importlib.resources.readers",
     "sqlite3",
     "tornado.platform.asyncio",
 )
