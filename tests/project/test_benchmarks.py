@@ -121,7 +121,9 @@ EXPECTED = {
             rf"^speed-up over plain nbgrader: {RATIO}",
             rf"^a small class: viewcopy grade --jobs 1 on 1 hand-ins, .* {NUMBER} s: {RATIO} "
             r"\(target <= 1\.0x: (NOT )?met\)",
-            rf"^each further hand-in: .* {NUMBER} m?s: {RATIO} \(target <= 0\.4x: (NOT )?met\)",
+            rf"^each further hand-in: .*( = {NUMBER} m?s .*: {RATIO} "
+            r"\(target <= 0\.4x: (NOT )?met\)"
+            r"|: the larger class was no slower in this run, .* \(target <= 0\.4x: not measured\))",
             rf"^whole: one hand-in autograded( +{NUMBER} m?s +100.0%){{3}}$",
             r"^scores identical to plain nbgrader autograde: warm yes, fresh yes, before yes",
         ),
