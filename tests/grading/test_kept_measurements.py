@@ -28,11 +28,11 @@ from viewcopy.course.assignment import (
 )
 from viewcopy.course.folder import Course
 from viewcopy.grading.grade import GRADED
-from viewcopy.plugins.student_measurements import binds_nothing
+from viewcopy.plugins.student_measurements import NOT_RUN, binds_nothing
 
-MARKED, HOSTILE = "marked", "hostile_measuring"
+MARKED, HOSTILE, UNRUN = "marked", "hostile_measuring", "unrun_measuring"
 """The perfect hand-in with a mark in every code cell's outputs; the typical one attacking
-through the measuring cells."""
+through the measuring cells; the perfect one with the measuring cells' outputs cleared."""
 RAN = "this code was the student's"
 REMEASURE = "\nc.KeepStudentMeasurements.enabled = False\n"
 
@@ -73,6 +73,12 @@ def marked(notebook) -> None:
     for cell in notebook.cells:
         if cell.cell_type == "code":
             cell.outputs.append(stream(mark(grade_id(cell) or "an unnamed cell")))
+
+
+def unrun(notebook) -> None:
+    for cell in notebook.cells:
+        if grade_id(cell) in MEASURING_CELLS:
+            cell.outputs, cell.execution_count = [], None
 
 
 def hostile(perfect: nbformat.NotebookNode) -> Callable:
@@ -120,6 +126,7 @@ def courses(the_class, tmp_path_factory):
     perfect = nbformat.read(Course.at(kept).hand_in("perfect", ASSIGNMENT) / NOTEBOOK, 4)
     derive(kept, "perfect", MARKED, marked)
     derive(kept, "typical", HOSTILE, hostile(perfect))
+    derive(kept, "perfect", UNRUN, unrun)
     remeasured = course_of(the_class, root / "remeasured", ["perfect"])
     derive(remeasured, "perfect", MARKED, marked)
     with (remeasured / "nbgrader_config.py").open("a") as config:
@@ -142,6 +149,18 @@ def test_a_graded_hand_in_keeps_the_students_own_measurements_and_feedback_shows
         assert graded[name].execution_count == theirs[name].execution_count
     page = feedback(kept, MARKED)
     assert all(mark(name).strip() in page for name in MEASURING_CELLS)
+
+
+@pytest.mark.course
+def test_a_measuring_cell_the_hand_in_never_ran_is_not_measured_and_says_so(courses):
+    kept, _ = courses
+    graded = {grade_id(c): c for c in graded_notebook(kept, UNRUN).cells}
+    for name in MEASURING_CELLS:
+        assert graded[name].outputs == [stream(NOT_RUN)], name
+        assert graded[name].execution_count is None, name
+    assert NOT_RUN.strip() in feedback(kept, UNRUN)
+    grades = read_grades(kept)
+    assert grades[UNRUN] == grades["perfect"]
 
 
 @pytest.mark.course

@@ -14,9 +14,11 @@ A cell is kept only when all of this holds, else it runs as nbgrader runs it:
 - the code the executor would run is the master's, to the character (nbgrader's OverwriteCells
   puts the master's source back into every read-only cell before this step), and so is the code
   the student ran: outputs are kept only from the master's own cell;
-- the hand-in carries outputs for it (a notebook never run is measured, as before).
 So what is skipped is the master's code, never the student's, and the kept outputs, like any,
-pass the output cap and the sanitizer that follow Execute (docs/security.md).
+pass the output cap and the sanitizer that follow Execute (docs/security.md). A hand-in that
+never ran such a cell (no outputs: a notebook never run, or outputs cleared) is not measured on
+the grader either: the cell gets one output, NOT_RUN, saying so, since the grader's figures
+would read as the student's.
 """
 
 from __future__ import annotations
@@ -31,6 +33,13 @@ from traitlets import Bool
 from viewcopy.course.assignment import MEASURING_CELLS, configured_course_id, grade_id
 from viewcopy.plugins.base import CoursePreprocessor
 
+NOT_RUN = (
+    "Not run when graded: this hand-in carries no output of this cell. It measures on the "
+    "machine that runs it and carries no points, so run it in your notebook to see what it "
+    "measures on yours.\n"
+)
+"""The one output of a measuring cell the hand-in never ran, in the graded notebook and feedback."""
+
 
 class KeepStudentMeasurements(CoursePreprocessor):
     """Measuring cells that carry no points keep the hand-in's own outputs and are not run."""
@@ -40,7 +49,8 @@ class KeepStudentMeasurements(CoursePreprocessor):
         help=(
             "Keep the student's own outputs of the cells that measure for the student and carry "
             "no points (the explorer, what a copy costs, the production profile) instead of "
-            "running them again; False re-measures every cell on the grader, as nbgrader does."
+            "running them again (one the student never ran stays unrun, saying so); False "
+            "re-measures every cell on the grader, as nbgrader does."
         ),
     ).tag(config=True)
 
@@ -57,9 +67,9 @@ class KeepStudentMeasurements(CoursePreprocessor):
             student = handed_in.get(name)
             if name not in masters or student is None or not is_measuring(student):
                 continue
-            if not student.get("outputs") or not cell.source == student.source == masters[name]:
+            if not cell.source == student.source == masters[name]:
                 continue
-            cell.outputs = student.outputs
+            cell.outputs = student.get("outputs") or [not_run()]
             cell.execution_count = student.get("execution_count")
             kept.append(cell)
         if kept:
@@ -69,7 +79,7 @@ class KeepStudentMeasurements(CoursePreprocessor):
                 if tag not in tags:
                     tags.append(tag)
             names = ", ".join(map(grade_id, kept))
-            self.log.info("Kept the student's own outputs of %s (no points)", names)
+            self.log.info("Kept the hand-in's own outputs of %s, not run (no points)", names)
         return nb, resources
 
     def _master_sources(self, info: dict, names: set[str]) -> dict[str, str]:
@@ -116,6 +126,13 @@ class KeepStudentMeasurements(CoursePreprocessor):
         from nbgrader.preprocessors import Execute
 
         return Execute(config=self.config).skip_cells_with_tag
+
+
+def not_run() -> NotebookNode:
+    """The output that says a measuring cell was not run by the student, nor when graded."""
+    from nbformat.v4 import new_output
+
+    return new_output("stream", name="stdout", text=NOT_RUN)
 
 
 def is_measuring(cell: NotebookNode) -> bool:
