@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gc
 import os
 import platform
 import shutil
@@ -330,6 +331,7 @@ def profile_one(course: str, student: str, sandboxed: bool) -> list[tuple[str, f
         staging = in_flight(folder, ASSIGNMENT).relative_to(folder.root)
         _API[course] = folder, load_api(folder, limits, autograded=str(staging))
         _instrument()
+        gc.freeze()  # as a worker, once ready
     _SPANS.clear()
     folder, api = _API[course]
     whole, result = timed(lambda: grade_one(api, folder, ASSIGNMENT, student))

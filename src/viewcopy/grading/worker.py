@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import logging
 import multiprocessing
 import os
@@ -146,7 +147,8 @@ def load_api(
     `limits`, every kernel runs in the sandbox under them; with `db_url`, on that gradebook; with
     `autograded`, writing autograded folders there (a folder relative to the course); with
     `cell_s`, each cell may run that many seconds (nbgrader's Execute.timeout). A hand grade of
-    an answer unchanged since its last whole grading stays given (plugins.hand_grades)."""
+    an answer unchanged since its last whole grading stays given (plugins.hand_grades). The
+    graded notebook is validated once, after the last step (unless the course says otherwise)."""
     from nbgrader.apps import NbGraderAPI, NbGraderApp
     from nbgrader.coursedir import CourseDirectory
     from nbgrader.nbgraderformat import common
@@ -165,6 +167,8 @@ def load_api(
     if cell_s is not None:
         config.Execute.timeout = cell_s
     keep_hand_grades(config, graded_before=course.autograded)
+    if not {"optimistic_validation"} & {*config.Exporter, *config.NotebookExporter}:
+        config.NotebookExporter.optimistic_validation = True  # once after its steps, not each
     if limits is not None:
         from viewcopy.plugins.sandboxed_kernel import sandbox_config
 
@@ -290,6 +294,7 @@ def serve(
     handler.setFormatter(logging.Formatter("%(asctime)s [%(levelname)s] %(message)s"))
     api.log.addHandler(handler)
     warm_kernels.wait_ready()
+    gc.freeze()  # what it loaded stays: a full collection scans each hand-in's objects alone
     connection.send("ready")
     while (student_id := connection.recv()) is not STOP:
         started = time.perf_counter()

@@ -8,7 +8,8 @@ still in the gradebook. Here a written answer (a graded solution cell) that was 
 and whose text is the text of the last whole grading of that hand-in (`graded_before`, as
 formgrader showed it) keeps its grade as given; an answer whose text changed waits for its
 grader again, as nbgrader has it. A manual score on any other cell (an override of an autograded
-test) is nbgrader's to flag, as before.
+test) is nbgrader's to flag, as before. Its lookups of the hand-in's grades and comments read the
+gradebook once (`gradebook_cells.HandInRows`), not once a cell.
 """
 
 from __future__ import annotations
@@ -17,11 +18,13 @@ import copy
 from pathlib import Path
 
 from nbformat import NotebookNode
+from nbgrader.api import Gradebook
 from nbgrader.preprocessors import SaveAutoGrades
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Unicode
 
 from viewcopy.plugins.base import CoursePreprocessor
+from viewcopy.plugins.gradebook_cells import HandInRows
 
 
 class KeepHandGrades(SaveAutoGrades, CoursePreprocessor):
@@ -35,7 +38,16 @@ class KeepHandGrades(SaveAutoGrades, CoursePreprocessor):
 
     def preprocess(self, nb: NotebookNode, resources: dict):
         self._answers_before = _written_answers(self._last_grading(resources))
-        return super().preprocess(nb, resources)
+        info = resources["nbgrader"]
+        self.notebook_id, self.assignment_id = info["notebook"], info["assignment"]
+        self.student_id, self.db_url = info["student"], info["db_url"]
+        with Gradebook(self.db_url) as gradebook:
+            # nbgrader's SaveAutoGrades.preprocess, its lookups read at once
+            self.gradebook = HandInRows(
+                gradebook, self.notebook_id, self.assignment_id, self.student_id
+            )
+            nb, resources = super(SaveAutoGrades, self).preprocess(nb, resources)
+        return nb, resources
 
     def _add_score(self, cell: NotebookNode, resources: dict) -> None:
         grade_id = cell.metadata["nbgrader"]["grade_id"]

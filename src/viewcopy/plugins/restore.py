@@ -7,15 +7,18 @@
   then the task-cell pass reads its missing `grade_id` (a KeyError) and CheckCellMetadata takes
   the empty dict for an old metadata format.
 `RestoreMissingCells` drops emptied metadata (the copy becomes a plain cell), and re-inserts each
-missing grade cell after the nearest earlier master cell still present (else at the top).
+missing grade cell after the nearest earlier master cell still present (else at the top). Its
+lookups of the master read the gradebook once (`gradebook_cells.MasterCells`), not once a cell.
 """
 
 from __future__ import annotations
 
+from nbgrader.api import Gradebook
 from nbgrader.preprocessors import OverwriteCells
 
 from viewcopy.course.assignment import grade_id
 from viewcopy.plugins.base import CoursePreprocessor
+from viewcopy.plugins.gradebook_cells import MasterCells
 
 
 def _positions(notebook) -> dict[str, int]:
@@ -34,7 +37,17 @@ class RestoreMissingCells(OverwriteCells, CoursePreprocessor):
         for cell in nb.cells:
             if cell.metadata.get("nbgrader") == {}:
                 del cell.metadata["nbgrader"]
-        return super().preprocess(nb, resources)
+        info = resources["nbgrader"]
+        self.notebook_id, self.assignment_id = info["notebook"], info["assignment"]
+        self.db_url = info["db_url"]
+        with Gradebook(self.db_url) as gradebook:
+            # nbgrader's OverwriteCells.preprocess, its lookups read at once
+            self.gradebook = MasterCells(gradebook, self.notebook_id, self.assignment_id)
+            nb, resources = super(OverwriteCells, self).preprocess(nb, resources)
+            if self.add_missing_cells:
+                nb, resources = self.add_missing_grade_cells(nb, resources)
+                nb, resources = self.add_missing_task_cells(nb, resources)
+        return nb, resources
 
     def add_missing_grade_cells(self, nb, resources):
         master = self.gradebook.find_notebook(self.notebook_id, self.assignment_id)
