@@ -44,6 +44,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import gc
+import importlib
 import os
 import platform
 import shutil
@@ -331,6 +332,7 @@ def profile_one(course: str, student: str, sandboxed: bool) -> list[tuple[str, f
         staging = in_flight(folder, ASSIGNMENT).relative_to(folder.root)
         _API[course] = folder, load_api(folder, limits, autograded=str(staging))
         _instrument()
+        importlib.import_module(LAB_MEASURED).measure_here(available_devices())
         gc.freeze()  # as a worker, once ready
     _SPANS.clear()
     folder, api = _API[course]

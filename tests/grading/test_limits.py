@@ -144,6 +144,18 @@ def test_a_grading_process_runs_each_cell_under_the_runs_cell_limit(course, monk
     assert load_api(course, None, cell_s=42).config.Execute.timeout == 42
 
 
+def test_a_grading_process_validates_a_graded_notebook_once_unless_the_course_says(
+    course, monkeypatch
+):
+    monkeypatch.chdir(course.root)
+    assert load_api(course, None).config.NotebookExporter.optimistic_validation is True
+    with (course.root / "nbgrader_config.py").open("a") as config:
+        config.write("\nc.Exporter.optimistic_validation = False\n")
+    config = load_api(course, None).config
+    assert config.Exporter.optimistic_validation is False
+    assert "optimistic_validation" not in config.NotebookExporter
+
+
 @pytest.mark.sandbox
 def test_the_master_is_measured_in_the_sandbox_as_hand_ins_run(course):
     """With nothing kept (a new machine, a new course), the master runs once in the sandbox, its

@@ -169,6 +169,19 @@ def test_a_student_s_markdown_is_kept_when_clean_and_rewritten_when_not():
     assert rewritten.startswith("<div")  # an HTML block: Markdown keeps it verbatim
 
 
+def test_a_markdown_cell_is_judged_with_its_own_attachments_each_time():
+    """The grader remembers the Markdown it cleaned (the master's, in every hand-in); a cell's
+    attachments are part of what it renders, never taken from a cell with the same source."""
+    source = "My sketch:\n\n![strides](attachment:strides.png)"
+    png = {"strides.png": {"image/png": "iVBORw0KGgo="}}
+    for _ in range(2):
+        missing = safe_markdown(source)  # no such attachment: shown as text, sanitized
+        assert missing is not None and "attachment:strides.png" in missing
+        assert safe_markdown(source, png) is None  # its inline image: clean as it is
+    long = f"<p>{'x' * 200_001}</p><script>alert(1)</script>"
+    assert sanitize_html(long) == sanitize_html(long) == f"<p>{'x' * 200_001}</p>"
+
+
 def test_output_metadata_keeps_records_and_numbers_only():
     metadata = {
         RECORD_KEY: {"check": "prediction_credit"},

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import gc
+import importlib
 import logging
 import multiprocessing
 import os
@@ -293,6 +294,7 @@ def serve(
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s [%(levelname)s] %(message)s"))
     api.log.addHandler(handler)
+    importlib.import_module(LAB_MEASURED).measure_here(devices)  # while the template starts
     warm_kernels.wait_ready()
     gc.freeze()  # what it loaded stays: a full collection scans each hand-in's objects alone
     connection.send("ready")
