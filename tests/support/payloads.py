@@ -27,6 +27,7 @@ from viewcopy.course.assignment import (
 )
 from viewcopy.course.folder import mark_submitted
 from viewcopy.demo.synthetic import Student, hand_in, predictions_source
+from viewcopy.display.explorer import Explorer
 from viewcopy.exercise.next_predictions import hand_in_draw
 from viewcopy.instructor.master import measured_next_predictions
 from viewcopy.locking.file import read_lock
@@ -50,7 +51,7 @@ TRACKER = "https://tracker.invalid/pixel.png"
 PNG = base64.b64encode(_png_1x1()).decode()
 PLACES = (
     "rule", "next_rule", "rules_after", "answer", "md_img", "md_script", "raw", "html_output",
-    "html_script", "js_output", "svg_output", "markdown_output", "image_width",
+    "html_script", "js_output", "svg_output", "markdown_output", "image_width", "kept_output",
 )  # fmt: skip
 """Where the hand-in hides a payload (and a link to `javascript:` and two remote images)."""
 
@@ -134,7 +135,9 @@ def as_scored(student: Student) -> Student:
 
 def hand_in_locked(student: Student, course: Path) -> Path:
     """Hand the student in, with the locks the lab's own cells write (run here on the student's
-    literals: no student code runs outside the sandbox), NEXT_PREDICTIONS carrying a payload."""
+    literals: no student code runs outside the sandbox), NEXT_PREDICTIONS carrying a payload, and
+    the explorer's diagram as its cell shows it, a payload beside it (grading keeps the outputs of
+    a cell that measures for the student, sanitized)."""
     folder = hand_in(student, course)
     predictions = _literal(student.cells["predictions"])
     viewcopy.lock(predictions, directory=folder)
@@ -149,6 +152,13 @@ def hand_in_locked(student: Student, course: Path) -> Path:
     (cell,) = [c for c in notebook.cells if grade_id(c) == NEXT_PREDICTIONS_CELL]
     lines = "".join(f"    {op_id!r}: {pair!r},\n" for op_id, pair in sheet.items())
     cell.source = f"NEXT_PREDICTIONS = {{\n{lines}}}\n"
+    (shown,) = [c for c in notebook.cells if grade_id(c) == "explorer"]
+    drawn = Explorer(("cpu",)).static_fallback() + img("kept_output")
+    shown.outputs = [
+        nbformat.v4.new_output(
+            "execute_result", {"text/html": drawn, "text/plain": "Explorer"}, execution_count=1
+        )
+    ]
     nbformat.write(notebook, folder / NOTEBOOK)
     mark_submitted(folder)
     return folder

@@ -23,6 +23,7 @@ from nbgrader.preprocessors import SaveAutoGrades
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Unicode
 
+from viewcopy.course.assignment import configured_course_id
 from viewcopy.plugins.base import CoursePreprocessor
 from viewcopy.plugins.gradebook_cells import HandInRows
 
@@ -41,7 +42,7 @@ class KeepHandGrades(SaveAutoGrades, CoursePreprocessor):
         info = resources["nbgrader"]
         self.notebook_id, self.assignment_id = info["notebook"], info["assignment"]
         self.student_id, self.db_url = info["student"], info["db_url"]
-        with Gradebook(self.db_url) as gradebook:
+        with Gradebook(self.db_url, configured_course_id(self.config)) as gradebook:
             # nbgrader's SaveAutoGrades.preprocess, its lookups read at once
             self.gradebook = HandInRows(
                 gradebook, self.notebook_id, self.assignment_id, self.student_id

@@ -16,7 +16,7 @@ from __future__ import annotations
 from nbgrader.api import Gradebook
 from nbgrader.preprocessors import OverwriteCells
 
-from viewcopy.course.assignment import grade_id
+from viewcopy.course.assignment import configured_course_id, grade_id
 from viewcopy.plugins.base import CoursePreprocessor
 from viewcopy.plugins.gradebook_cells import MasterCells
 
@@ -40,7 +40,7 @@ class RestoreMissingCells(OverwriteCells, CoursePreprocessor):
         info = resources["nbgrader"]
         self.notebook_id, self.assignment_id = info["notebook"], info["assignment"]
         self.db_url = info["db_url"]
-        with Gradebook(self.db_url) as gradebook:
+        with Gradebook(self.db_url, configured_course_id(self.config)) as gradebook:
             # nbgrader's OverwriteCells.preprocess, its lookups read at once
             self.gradebook = MasterCells(gradebook, self.notebook_id, self.assignment_id)
             nb, resources = super(OverwriteCells, self).preprocess(nb, resources)
