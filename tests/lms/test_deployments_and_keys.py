@@ -27,6 +27,7 @@ from viewcopy.lms.errors import LmsError, LmsRefused
 from viewcopy.lms.keys import PlatformKeyError, PlatformKeys, ToolKey
 from viewcopy.lms.launch_message import LaunchMessage
 from viewcopy.lms.link import CourseLink
+from viewcopy.lms.linked_course import LinkedCourse
 from viewcopy.lms.registration import (
     REGISTRATION_FILE,
     Registration,
@@ -126,11 +127,11 @@ def test_a_link_from_a_deployment_no_longer_registered_is_refused(tmp_path):
     claims = {**launch_claims("u1"), "iss": OLD_FORM["issuer"], DEPLOYMENT_CLAIM: "456:0123abcd"}
     CourseLink.record_launch(Course.at(tmp_path).lms, LaunchMessage.read(claims), "u1")
     with pytest.raises(UnknownDeployment, match="deployment add 456:0123abcd"):
-        CourseLink.require(Course.at(tmp_path).lms, "viewcopy lms push")
+        LinkedCourse.require(Course.at(tmp_path), "viewcopy lms push")
     with pytest.raises(LmsError, match="the course's link \\(viewcopy lms roster\\) comes from"):
         lms("roster", "--course", str(tmp_path))
     lms("deployment", "add", "456:0123abcd", "--course", str(tmp_path))
-    assert CourseLink.require(Course.at(tmp_path).lms, "viewcopy lms push").context_id
+    assert LinkedCourse.require(Course.at(tmp_path), "viewcopy lms push").link.context_id
 
 
 def test_restarting_the_hub_with_the_lms_file_keeps_the_added_deployments(tmp_path):

@@ -44,8 +44,9 @@ from viewcopy.lms.errors import LmsRefused, LmsUnreachable
 from viewcopy.lms.import_file import merge_scores
 from viewcopy.lms.journal import Journal, now_stamp
 from viewcopy.lms.keys import ToolKey
-from viewcopy.lms.link import LINK_FILE
+from viewcopy.lms.link import LINK_FILE, CourseLink
 from viewcopy.lms.push import push
+from viewcopy.lms.registration import Registration
 from viewcopy.lms.roster import roster
 from viewcopy.lms.tool import LAB_TITLE
 
@@ -185,6 +186,20 @@ def test_the_lms_holds_the_gradebook_before_and_after_hand_grading_and_once(cour
     assert_the_lms_holds_the_gradebook(course, platform, item["id"])
     assert platform.results(item["id"])["perfect"]["gradingProgress"] == "FullyGraded"
     assert len(platform.lineitems()) == 1
+
+
+def test_a_push_reads_the_courses_registration_and_link_once(course, platform, monkeypatch):
+    reads = Counter()
+    for kind in (Registration, CourseLink):
+        read = kind.read.__func__
+
+        def counted(cls, *args, _read=read, **kwargs):
+            reads[cls.__name__] += 1
+            return _read(cls, *args, **kwargs)
+
+        monkeypatch.setattr(kind, "read", classmethod(counted))
+    assert push(Course.at(course), ASSIGNMENT, retries=FAST).complete
+    assert reads == {"Registration": 1, "CourseLink": 1}
 
 
 def test_the_lms_down_mid_push_loses_nothing_and_receives_nothing_twice(course, platform):

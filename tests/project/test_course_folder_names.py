@@ -59,9 +59,9 @@ def test_only_the_course_joins_its_folder_names_and_spells_its_files():
 def test_the_push_passes_the_course_on_as_one_value():
     """`push` and what it calls with the course take a Course, never a folder to rebuild from."""
     from viewcopy.course.folder import Course
-    from viewcopy.lms import connection, push, scores
+    from viewcopy.lms import linked_course, push, scores
 
-    for function in (push.push, connection.connect, scores.assignment_scores):
+    for function in (push.push, linked_course.LinkedCourse.require, scores.assignment_scores):
         assert function.__annotations__["course"] in ("Course", Course), function.__qualname__
     source = (PACKAGE / "lms" / "push.py").read_text(encoding="utf-8")
     assert "Path(course)" not in source and "lms_folder" not in source

@@ -15,10 +15,9 @@ from pylti1p3.exception import LtiServiceException
 from pylti1p3.registration import Registration as LibraryRegistration
 from pylti1p3.service_connector import ServiceConnector, TServiceConnectorResponse
 
-from viewcopy.course.folder import Course
-from viewcopy.lms.errors import LmsError, LmsRefused, LmsUnreachable
-from viewcopy.lms.keys import KEY_FILE, ToolKey
-from viewcopy.lms.registration import REGISTRATION_FILE, Registration
+from viewcopy.lms.errors import LmsRefused, LmsUnreachable
+from viewcopy.lms.keys import ToolKey
+from viewcopy.lms.registration import Registration
 
 USER_AGENT = "viewcopy-lms (pylti1p3next)"
 
@@ -212,25 +211,3 @@ def _hint(status: int) -> str:
         404: ": the LMS does not know this URL; launch the course from the LMS again so its "
         "endpoints are up to date",
     }.get(status, "")
-
-
-def connect(
-    course: Course, retries: Retries = DEFAULT_RETRIES, sleep: Callable[[float], None] = time.sleep
-) -> Connection:
-    """The course's connection to its LMS, from lms/registration.json and the course's key
-    (which must exist already: the LMS was given it)."""
-    folder = course.lms
-    try:
-        registration = Registration.read(folder / REGISTRATION_FILE)
-    except ValueError as exc:
-        raise LmsError(str(exc)) from None
-    if not (folder / KEY_FILE).is_file():
-        raise LmsError(
-            f"{folder / KEY_FILE} does not exist, so the LMS cannot know this course's key: run "
-            f"`viewcopy lms keys --course {course.root}` and give the LMS the key it prints"
-        )
-    try:
-        key = ToolKey.load(folder / KEY_FILE)
-    except ValueError as exc:
-        raise LmsError(str(exc)) from None
-    return Connection(registration, key, retries, sleep)

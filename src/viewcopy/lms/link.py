@@ -17,7 +17,6 @@ from pathlib import Path
 from viewcopy.files.atomic import write_atomically
 from viewcopy.files.exclusive import exclusively
 from viewcopy.lms.launch_message import LaunchMessage
-from viewcopy.lms.registration import REGISTRATION_FILE, Registration
 from viewcopy.lms.vocabulary import (
     STUDENT,
     course_role,
@@ -78,23 +77,14 @@ class CourseLink:
 
     @classmethod
     def require(cls, folder: Path, needed_for: str) -> CourseLink:
-        """The link, or NotLinked saying what to do: a command that needs it cannot run yet;
-        UnknownDeployment when the launch it records came from a deployment the course's
-        registration no longer lists (its service calls are that deployment's)."""
+        """The link, or NotLinked saying what to do: a command that needs it cannot run yet
+        (lms.linked_course checks it against the registration)."""
         link = cls.read(folder)
         if link is None:
             raise NotLinked(
                 f"{needed_for} needs the course's link to its LMS, and no one has launched the "
                 f"course from the LMS yet ({Path(folder) / LINK_FILE} does not exist): launch it "
                 "once from the LMS as its instructor (viewcopy hub --lti), then run this again"
-            )
-        try:
-            registration = Registration.read(Path(folder) / REGISTRATION_FILE)
-        except ValueError:
-            return link  # connecting to the LMS says what is wrong with the registration
-        if link.deployment_id:
-            registration.check_deployment(
-                link.deployment_id, Path(folder).parent, f"the course's link ({needed_for})"
             )
         return link
 

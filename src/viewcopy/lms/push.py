@@ -31,6 +31,7 @@ from viewcopy.lms.errors import LmsRefused, LmsUnreachable
 from viewcopy.lms.journal import Entry, Journal, now_stamp, unstamped
 from viewcopy.lms.lineitem import find_lineitem, fit_maximum, grade_service
 from viewcopy.lms.link import CourseLink
+from viewcopy.lms.linked_course import LinkedCourse
 from viewcopy.lms.people import People
 from viewcopy.lms.roster import RosterSnapshot
 from viewcopy.lms.scores import StudentScore, assignment_scores
@@ -153,10 +154,8 @@ def push(
 ) -> Pushed:
     """Push the assignment's scores; LmsUnreachable (the journal kept) when the LMS stops
     answering, saying how far it got."""
-    from viewcopy.lms.connection import connect
-
-    link = CourseLink.require(course.lms, "viewcopy lms push")
-    connection = connect(course, retries, sleep)
+    linked = LinkedCourse.require(course, "viewcopy lms push")
+    link, connection = linked.link, linked.connect(retries, sleep)
     maximum, scores = assignment_scores(course, assignment)
     journal = Journal(course.lms)
     done = Pushed(assignment, partial_as_final=course.settings.partial_as_final)

@@ -20,7 +20,6 @@ from viewcopy.course.folder import Course
 from viewcopy.files.atomic import write_atomically
 from viewcopy.lms.connection import DEFAULT_RETRIES, Retries
 from viewcopy.lms.errors import LmsError
-from viewcopy.lms.link import CourseLink
 from viewcopy.lms.people import BY_ROSTER, People, change
 from viewcopy.lms.vocabulary import STUDENT, course_role
 
@@ -104,16 +103,17 @@ def roster(
     """Read the LMS's roster and enrol its learners in the course's gradebook."""
     from pylti1p3.names_roles import NamesRolesProvisioningService
 
-    from viewcopy.lms.connection import connect
+    from viewcopy.lms.linked_course import LinkedCourse
 
     folder = course.lms
-    link = CourseLink.require(folder, "viewcopy lms roster")
+    linked = LinkedCourse.require(course, "viewcopy lms roster")
+    link = linked.link
     if not link.memberships_url:
         raise LmsError(
             "the LMS's launches offered no roster service (NRPS): enable Names and Role "
             "Provisioning Services for the tool in the LMS, then launch the course again"
         )
-    connection = connect(course, retries, sleep)
+    connection = linked.connect(retries, sleep)
     claim = connection.registration.username_claim
     if claim not in MEMBER_FIELD:
         raise LmsError(
