@@ -168,18 +168,17 @@ def add_people_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_people(args: argparse.Namespace) -> str:
     """List who holds each hub name, or repair one binding (bind SUB NAME, release NAME)."""
-    from viewcopy.lms.linked_course import LinkedCourse
+    from viewcopy.lms.link import CourseLink
     from viewcopy.lms.people import PEOPLE_FILE, NameTaken, People, change
 
-    course = Course.at(args.course)
-    folder = course.lms
+    folder = Course.at(args.course).lms
     wanted = {"list": 0, "bind": 2, "release": 1}[args.change]
     if len(args.who) != wanted:
         usage = {"list": "", "bind": " SUB NAME", "release": " NAME"}[args.change]
         raise LmsError(f"usage: viewcopy lms people {args.change}{usage} [--course COURSE]")
     try:
         if args.change == "bind":
-            link = LinkedCourse.require(course, "viewcopy lms people bind").link
+            link = CourseLink.require(folder, "viewcopy lms people bind")
             people = change(folder, lambda p: p.rebound(link.issuer, *args.who))
         elif args.change == "release":
             people = change(folder, lambda p: p.released(args.who[0]))
