@@ -23,12 +23,17 @@ def answers(find, *args) -> object:
         return MissingEntry
 
 
+def master_and_names(gradebook) -> tuple[object, set[str]]:
+    """The master notebook's row and its cells' names, with one nbgrader does not know."""
+    master = gradebook.find_notebook(NOTEBOOK, ASSIGNMENT)
+    return master, {cell.name for cell in master.source_cells} | {"not_a_cell"}
+
+
 @pytest.mark.course
 def test_the_masters_cells_read_at_once_are_the_rows_nbgrader_finds_one_by_one(cycle):
     course, _ = cycle
     with course_gradebook(course) as gradebook:
-        master = gradebook.find_notebook(NOTEBOOK, ASSIGNMENT)
-        names = {cell.name for cell in master.source_cells} | {"not_a_cell"}
+        master, names = master_and_names(gradebook)
         read = MasterCells(gradebook, NOTEBOOK, ASSIGNMENT)
         assert read.find_notebook(NOTEBOOK, ASSIGNMENT).id == master.id
         assert len(master.grade_cells) > 10
@@ -47,8 +52,7 @@ def test_the_masters_cells_read_at_once_are_the_rows_nbgrader_finds_one_by_one(c
 def test_every_hand_ins_grades_and_comments_read_at_once_are_nbgraders_rows(cycle):
     course, grades = cycle
     with course_gradebook(course) as gradebook:
-        master = gradebook.find_notebook(NOTEBOOK, ASSIGNMENT)
-        names = {cell.name for cell in master.source_cells} | {"not_a_cell"}
+        master, names = master_and_names(gradebook)
         found, hand_ins = 0, 0
         for student in grades:
             try:

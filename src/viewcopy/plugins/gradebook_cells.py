@@ -19,7 +19,7 @@ class MasterCells:
     (`find_notebook`, `find_source_cell`, `find_graded_cell`), answered from two queries."""
 
     def __init__(self, gradebook: Gradebook, notebook: str, assignment: str):
-        self.notebook, self.assignment = notebook, assignment
+        self.notebook = (notebook, assignment)
         self.master = gradebook.find_notebook(notebook, assignment)
         self.sources = {cell.name: cell for cell in self.master.source_cells}
         # a grade cell before a task cell of the same name, as find_graded_cell looks
@@ -27,29 +27,14 @@ class MasterCells:
         self.graded.update((cell.name, cell) for cell in self.master.grade_cells)
 
     def find_notebook(self, name: str, assignment: str):
-        self._same(name, assignment)
+        _same(self.notebook, (name, assignment))
         return self.master
 
     def find_source_cell(self, name: str, notebook: str, assignment: str):
-        self._same(notebook, assignment)
-        try:
-            return self.sources[name]
-        except KeyError:
-            raise MissingEntry(f"No such source cell: {assignment}/{notebook}/{name}") from None
+        return _row(self.sources, "source cell", name, self.notebook, (notebook, assignment))
 
     def find_graded_cell(self, name: str, notebook: str, assignment: str):
-        self._same(notebook, assignment)
-        try:
-            return self.graded[name]
-        except KeyError:
-            raise MissingEntry(f"No such grade cell: {assignment}/{notebook}/{name}") from None
-
-    def _same(self, notebook: str, assignment: str) -> None:
-        if (notebook, assignment) != (self.notebook, self.assignment):
-            raise ValueError(
-                f"these are the cells of {self.assignment}/{self.notebook}, "
-                f"not of {assignment}/{notebook}"
-            )
+        return _row(self.graded, "grade cell", name, self.notebook, (notebook, assignment))
 
 
 class HandInRows:
@@ -64,20 +49,10 @@ class HandInRows:
         self.comments = self._by_cell(Comment, submitted.id)
 
     def find_grade(self, name: str, notebook: str, assignment: str, student: str):
-        return self._find(self.grades, "grade", name, (notebook, assignment, student))
+        return _row(self.grades, "grade", name, self.hand_in, (notebook, assignment, student))
 
     def find_comment(self, name: str, notebook: str, assignment: str, student: str):
-        return self._find(self.comments, "comment", name, (notebook, assignment, student))
-
-    def _find(self, rows: dict, kind: str, name: str, hand_in: tuple[str, str, str]):
-        notebook, assignment, student = hand_in
-        if hand_in != self.hand_in:
-            raise ValueError(f"these are the rows of {self.hand_in}, not of {hand_in}")
-        try:
-            return rows[name]
-        except KeyError:
-            where = f"{assignment}/{notebook}/{student}/{name}"
-            raise MissingEntry(f"No such {kind}: {where}") from None
+        return _row(self.comments, "comment", name, self.hand_in, (notebook, assignment, student))
 
     def _by_cell(self, row: type[Grade] | type[Comment], submitted: str) -> dict:
         found = (
@@ -86,3 +61,25 @@ class HandInRows:
             .filter(row.notebook_id == submitted)
         )
         return dict(found.all())
+
+
+def _row(rows: dict, kind: str, name: str, held: tuple[str, ...], asked: tuple[str, ...]):
+    """The row of cell `name` among `rows` (those of `held`: notebook, assignment[, student]),
+    as nbgrader finds it: its `MissingEntry` where there is none."""
+    _same(held, asked)
+    try:
+        return rows[name]
+    except KeyError:
+        raise MissingEntry(f"No such {kind}: {_name(asked)}/{name}") from None
+
+
+def _same(held: tuple[str, ...], asked: tuple[str, ...]) -> None:
+    """ValueError where a lookup asks of another notebook (or hand-in) than the one held."""
+    if asked != held:
+        raise ValueError(f"these are the rows of {_name(held)}, not of {_name(asked)}")
+
+
+def _name(notebook: tuple[str, ...]) -> str:
+    """assignment/notebook[/student]."""
+    notebook_id, assignment, *student = notebook
+    return "/".join((assignment, notebook_id, *student))
