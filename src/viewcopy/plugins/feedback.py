@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from nbgrader.preprocessors import ClearHiddenTests
 
-from viewcopy.plugins.base import CoursePreprocessor
+from viewcopy.plugins.base import CoursePreprocessor, run_gradebook
 from viewcopy.plugins.points import PARTS_CELL, graded_points
 
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -79,11 +79,9 @@ def _scores(nb, info: dict, config) -> dict[str, float | None]:
     }
     if "db_url" not in info:
         return graded
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
-    from viewcopy.course.assignment import configured_course_id
-
-    with Gradebook(info["db_url"], configured_course_id(config)) as gradebook:
+    with run_gradebook(info, config) as gradebook:
         for grade_id in graded:
             try:
                 grade = gradebook.find_grade(

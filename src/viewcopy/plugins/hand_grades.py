@@ -18,13 +18,11 @@ import copy
 from pathlib import Path
 
 from nbformat import NotebookNode
-from nbgrader.api import Gradebook
 from nbgrader.preprocessors import SaveAutoGrades
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Unicode
 
-from viewcopy.course.assignment import configured_course_id
-from viewcopy.plugins.base import CoursePreprocessor
+from viewcopy.plugins.base import CoursePreprocessor, run_gradebook
 from viewcopy.plugins.gradebook_cells import HandInRows
 
 
@@ -42,7 +40,7 @@ class KeepHandGrades(SaveAutoGrades, CoursePreprocessor):
         info = resources["nbgrader"]
         self.notebook_id, self.assignment_id = info["notebook"], info["assignment"]
         self.student_id, self.db_url = info["student"], info["db_url"]
-        with Gradebook(self.db_url, configured_course_id(self.config)) as gradebook:
+        with run_gradebook(info, self.config) as gradebook:
             # nbgrader's SaveAutoGrades.preprocess, its lookups read at once
             self.gradebook = HandInRows(
                 gradebook, self.notebook_id, self.assignment_id, self.student_id

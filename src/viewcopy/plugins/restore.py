@@ -13,11 +13,10 @@ lookups of the master read the gradebook once (`gradebook_cells.MasterCells`), n
 
 from __future__ import annotations
 
-from nbgrader.api import Gradebook
 from nbgrader.preprocessors import OverwriteCells
 
-from viewcopy.course.assignment import configured_course_id, grade_id
-from viewcopy.plugins.base import CoursePreprocessor
+from viewcopy.course.assignment import grade_id
+from viewcopy.plugins.base import CoursePreprocessor, run_gradebook
 from viewcopy.plugins.gradebook_cells import MasterCells
 
 
@@ -40,7 +39,7 @@ class RestoreMissingCells(OverwriteCells, CoursePreprocessor):
         info = resources["nbgrader"]
         self.notebook_id, self.assignment_id = info["notebook"], info["assignment"]
         self.db_url = info["db_url"]
-        with Gradebook(self.db_url, configured_course_id(self.config)) as gradebook:
+        with run_gradebook(info, self.config) as gradebook:
             # nbgrader's OverwriteCells.preprocess, its lookups read at once
             self.gradebook = MasterCells(gradebook, self.notebook_id, self.assignment_id)
             nb, resources = super(OverwriteCells, self).preprocess(nb, resources)

@@ -30,8 +30,8 @@ from nbformat import NotebookNode
 from nbgrader.utils import is_grade, is_solution
 from traitlets import Bool
 
-from viewcopy.course.assignment import MEASURING_CELLS, configured_course_id, grade_id
-from viewcopy.plugins.base import CoursePreprocessor
+from viewcopy.course.assignment import MEASURING_CELLS, grade_id
+from viewcopy.plugins.base import CoursePreprocessor, run_gradebook
 
 NOT_RUN = (
     "Not run when graded: this hand-in carries no output of this cell. It measures on the "
@@ -85,10 +85,10 @@ class KeepStudentMeasurements(CoursePreprocessor):
     def _master_sources(self, info: dict, names: set[str]) -> dict[str, str]:
         """The master's source of each named cell that may be kept: read-only, not graded, one
         call binding no name (from the gradebook, as generate_assignment stored it)."""
-        from nbgrader.api import Gradebook, MissingEntry
+        from nbgrader.api import MissingEntry
 
         found = {}
-        with Gradebook(info["db_url"], configured_course_id(self.config)) as gradebook:
+        with run_gradebook(info, self.config) as gradebook:
             notebook = gradebook.find_notebook(info["notebook"], info["assignment"])
             graded = {cell.name for cell in notebook.grade_cells}
             for name in names - graded:
