@@ -150,7 +150,7 @@ def test_a_changed_answer_waits_for_its_grader_and_only_it(regraded):
     assert changed["report"] == {**before[CHANGED]["report"], "answer_21": (None, 2.0)}
     assert changed["push"][0] == PENDING_MANUAL
     assert changed["import"][1] == ("answer_21",)
-    said = hand_grades(course, ASSIGNMENT, [UNCHANGED, CHANGED]).sentence()
+    said = hand_grades(Course(course), ASSIGNMENT, [UNCHANGED, CHANGED]).sentence()
     assert said == (
         "hand grades kept: 9; 1 answer(s) changed since graded by hand, waiting for their "
         f"grader again: {CHANGED} (answer_21)"

@@ -141,7 +141,7 @@ def course_id(course: Path) -> str:
 
 def course_gradebook(course: Path, url: str | None = None):
     """nbgrader's Gradebook of the course, under the course's own id: at `url` (a copy to read,
-    from `gradebook_to_read`) or at the course's gradebook itself."""
+    from `Course.gradebook_to_read`) or at the course's gradebook itself."""
     from nbgrader.api import Gradebook
 
     return Gradebook(url or gradebook_url(course), course_id(course))
@@ -197,16 +197,15 @@ def read_grades(course: Path, assignment: str = ASSIGNMENT) -> dict[str, Grades]
     Gradebook creates what it misses). A student enrolled without a graded submission maps to {};
     no gradebook file, to {}.
     """
-    with gradebook_to_read(course) as url:
+    with gradebook_to_read(gradebook_url(course)) as url:
         return _grades_from(course, url, assignment) if url else {}
 
 
 @contextlib.contextmanager
-def gradebook_to_read(course: Path) -> Iterator[str | None]:
-    """The URL to read the course's gradebook at without changing it: a temporary copy of a
-    SQLite file (nbgrader's Gradebook creates what it misses), the server's URL otherwise, None
-    where the SQLite file does not exist."""
-    url = gradebook_url(course)
+def gradebook_to_read(url: str) -> Iterator[str | None]:
+    """The URL to read the gradebook at `url` without changing it: a temporary copy of a SQLite
+    file (nbgrader's Gradebook creates what it misses), the server's URL otherwise, None where
+    the SQLite file does not exist."""
     path = sqlite_file(url)
     if path is None:
         yield url

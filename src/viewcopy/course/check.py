@@ -26,7 +26,6 @@ from viewcopy.course.assignment import (
     ASSIGNMENT,
     CourseSettingError,
     grade_id,
-    gradebook_to_read,
     graded_points,
 )
 from viewcopy.course.folder import Course
@@ -163,7 +162,7 @@ def course_problems(course: Course, assignment: str = ASSIGNMENT) -> list[Proble
                     regenerate,
                 )
             )
-    with gradebook_to_read(course.root) as url:
+    with course.gradebook_to_read() as url:
         total = _gradebook_total(course, url, assignment) if url else None
     if total is not None and abs(total - sum(points.values())) > 1e-9:
         problems.append(

@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from viewcopy.course.assignment import gradebook_to_read
 from viewcopy.course.folder import Course
 
 DECIMALS = 2
@@ -53,7 +52,7 @@ def class_scores(course: Course, assignment: str) -> tuple[float, dict[str, Grad
     naming the course and what to run where there is nothing to read."""
     from nbgrader.api import MissingEntry
 
-    with gradebook_to_read(course.root) as url:
+    with course.gradebook_to_read() as url:
         if url is None:
             raise NoScores(
                 f"{course.root} has no gradebook: grade the hand-ins of {assignment} first"

@@ -7,12 +7,8 @@ import csv
 import io
 from pathlib import Path
 
-from viewcopy.course.assignment import (
-    course_gradebook,
-    gradebook_to_read,
-    gradebook_url,
-    sqlite_file,
-)
+from viewcopy.course.assignment import sqlite_file
+from viewcopy.course.folder import Course
 from viewcopy.files.atomic import write_atomically
 from viewcopy.locking.receipts import student_token
 from viewcopy.locking.store import init_data, load_key
@@ -24,32 +20,30 @@ class NoStudents(LookupError):
     """The course's gradebook lists no student, so there is no one to issue a token to."""
 
 
-def class_tokens(data_dir: Path, course: Path = Path(".")) -> list[tuple[str, str]]:
+def class_tokens(data_dir: Path, course: Course) -> list[tuple[str, str]]:
     """(student, token) of every student in the course's gradebook, in id order (initializes
     the data folder if needed, as `issue_token` does)."""
-    students = gradebook_students(Path(course))
+    students = gradebook_students(course)
     init_data(data_dir)
     key = load_key(data_dir)
     return [(student, student_token(key, student)) for student in students]
 
 
-def gradebook_students(course: Path) -> list[str]:
+def gradebook_students(course: Course) -> list[str]:
     """The student ids of the course's gradebook, sorted; FileNotFoundError without a gradebook,
     NoStudents when it lists none."""
-
-    course = course.resolve()
-    with gradebook_to_read(course) as url:
+    with course.gradebook_to_read() as url:
         if url is None:
             raise FileNotFoundError(
-                f"{course} has no gradebook ({sqlite_file(gradebook_url(course))} is missing): "
+                f"{course.root} has no gradebook ({sqlite_file(course.gradebook_url)} is missing): "
                 "pass --course with the nbgrader course folder, or set "
                 "c.CourseDirectory.db_url in its nbgrader_config.py"
             )
-        with course_gradebook(course, url) as gradebook:
+        with course.gradebook(url) as gradebook:
             students = sorted(student.id for student in gradebook.students)
     if not students:
         raise NoStudents(
-            f"the gradebook of {course} has no students: add them with `nbgrader db student "
+            f"the gradebook of {course.root} has no students: add them with `nbgrader db student "
             "add ID` or `nbgrader db student import FILE.csv` in the course, then issue the tokens"
         )
     return students

@@ -74,9 +74,10 @@ def add_tokens_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run_tokens(args: argparse.Namespace) -> str:
     from viewcopy.course import class_tokens as tokens
+    from viewcopy.course.folder import Course
 
     try:
-        rows = tokens.class_tokens(Path(args.data), Path(args.course))
+        rows = tokens.class_tokens(Path(args.data), Course.at(args.course))
     except tokens.NoStudents as exc:
         raise UsageError(str(exc)) from None
     if args.out is None:

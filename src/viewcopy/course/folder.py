@@ -24,6 +24,7 @@ from viewcopy.course.assignment import (
     course_config,
     course_gradebook,
     enrol,
+    gradebook_to_read,
     gradebook_url,
     run_nbgrader,
 )
@@ -67,6 +68,11 @@ class Course:
     def gradebook(self, url: str | None = None):
         """nbgrader's Gradebook of the course (at `url`: a copy to read)."""
         return course_gradebook(self.root, url)
+
+    def gradebook_to_read(self):
+        """A context giving the URL to read its gradebook at without changing it (a copy of a
+        SQLite file), None where it has no gradebook yet."""
+        return gradebook_to_read(self.gradebook_url)
 
     @property
     def config_file(self) -> Path:

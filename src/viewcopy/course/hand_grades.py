@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
-from viewcopy.course.assignment import NOTEBOOK_ID, course_gradebook
+from viewcopy.course.assignment import NOTEBOOK_ID
+from viewcopy.course.folder import Course
 
 
 @dataclass(frozen=True)
@@ -34,12 +34,12 @@ class HandGrades:
         return line
 
 
-def hand_grades(course: Path, assignment: str, students: Iterable[str]) -> HandGrades:
+def hand_grades(course: Course, assignment: str, students: Iterable[str]) -> HandGrades:
     """The hand grades (manual scores) of `students`' graded hand-ins of `assignment`."""
     from nbgrader.api import MissingEntry
 
     given, waiting = 0, []
-    with course_gradebook(course) as gradebook:
+    with course.gradebook() as gradebook:
         for student in sorted(students):
             try:
                 notebook = gradebook.find_submission_notebook(NOTEBOOK_ID, assignment, student)

@@ -81,7 +81,7 @@ def run_grade(args: argparse.Namespace) -> str:
         print(outcomes_summary(list(read_record(record).values())), flush=True)
         raise
     graded = [o.student_id for o in outcomes if o.status == GRADED]
-    kept = hand_grades(run.course.root, run.assignment, graded).sentence()
+    kept = hand_grades(run.course, run.assignment, graded).sentence()
     text = "\n".join(filter(None, (outcomes_summary(outcomes), kept)))
     text += f"\nrecord: {record} (nbgrader's log per student beside it)"
     if any(o.status in NOT_GRADED for o in outcomes):

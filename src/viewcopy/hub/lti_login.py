@@ -245,10 +245,15 @@ class CourseLTI13Authenticator(LTI13Authenticator):
             ", ".join(self.registration.deployment_ids),
         )
 
+    @property
+    def lms(self) -> Path:
+        """`lms_folder` as a path: what every reader of the course's LMS files takes."""
+        return Path(self.lms_folder)
+
     @cached_property
     def registration(self) -> Registration:
         """The registration as the hub started with it."""
-        return Registration.read(Path(self.lms_folder) / REGISTRATION_FILE)
+        return Registration.read(self.lms / REGISTRATION_FILE)
 
     @cached_property
     def platform_keys(self) -> PlatformKeys:
@@ -258,15 +263,14 @@ class CourseLTI13Authenticator(LTI13Authenticator):
     @cached_property
     def spent_launches(self) -> SpentLaunches:
         """The states and nonces launches spent, in the course's lms/ folder."""
-        return SpentLaunches(Path(self.lms_folder) / SPENT_FILE)
+        return SpentLaunches(self.lms / SPENT_FILE)
 
     def check_deployment(self, deployment: object, what: str, status: int) -> None:
         """Refuse (HTTP `status`, saying how to add it) a deployment the registration lacks, as
         its file says now; the course folder to add it in goes to the log, not the page."""
-        folder = Path(self.lms_folder)
-        registration = Registration.read(folder / REGISTRATION_FILE)
+        registration = Registration.read(self.lms / REGISTRATION_FILE)
         try:
-            registration.check_deployment(deployment, folder.parent, what)
+            registration.check_deployment(deployment, self.lms.parent, what)
         except UnknownDeployment as unknown:
             self.log.warning("LTI launch refused: %s", unknown)
             try:
@@ -275,7 +279,7 @@ class CourseLTI13Authenticator(LTI13Authenticator):
                 raise refused(status, str(shown)) from None
 
     def tool_key(self) -> ToolKey:
-        return ToolKey.ensure(Path(self.lms_folder))
+        return ToolKey.ensure(self.lms)
 
     def get_handlers(self, app):
         return [*super().get_handlers(app), (url_path_join("", KEY_SET_PATH), KeySetHandler)]
@@ -292,7 +296,7 @@ class CourseLTI13Authenticator(LTI13Authenticator):
                 "LTI launch refused: no %r claim; set username_claim in %s to a claim the LMS "
                 "sends (sub always is)",
                 self.username_key,
-                Path(self.lms_folder) / REGISTRATION_FILE,
+                self.lms / REGISTRATION_FILE,
             )
             raise refused(
                 400,
@@ -314,7 +318,7 @@ class CourseLTI13Authenticator(LTI13Authenticator):
                 f"your LMS roles ({', '.join(launch.roles) or 'none'}) are neither a learner's nor "
                 "an instructor's or teaching assistant's in this course: ask its instructor",
             )
-        folder = Path(self.lms_folder)
+        folder = self.lms
         try:
             CourseLink.check_context(folder, launch)
             name = bind(folder, launch.issuer, launch.sub, self.offered_name(launch), BY_LAUNCH)

@@ -26,7 +26,7 @@ class SpentLaunches:
     """The states and nonces launches spent, each kept until its `until` (epoch seconds)."""
 
     def __init__(self, path: Path):
-        self.path = Path(path)
+        self.path = path
         with self._connected() as db:
             db.execute(
                 "CREATE TABLE IF NOT EXISTS spent "

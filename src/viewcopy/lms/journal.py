@@ -57,7 +57,7 @@ class Journal:
     """The course's push journal: read whole when opened, appended one fsynced line at a time."""
 
     def __init__(self, folder: Path):
-        self.path = Path(folder) / JOURNAL_FILE
+        self.path = folder / JOURNAL_FILE
         self.scores: dict[tuple[str, str], Entry] = {}
         self.last_sent: dict[tuple[str, str], Entry] = {}
         self.lineitems: dict[str, str] = {}

@@ -44,7 +44,6 @@ class ToolKey:
         Two processes making it at once end with one key: the first one linked into place wins.
         A key file others can read is refused, with the fix.
         """
-        folder = Path(folder)
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         os.chmod(folder, 0o700)
         path = folder / KEY_FILE
@@ -56,7 +55,6 @@ class ToolKey:
     def load(cls, path: Path) -> ToolKey:
         from jwcrypto.jwk import JWK, InvalidJWKValue
 
-        path = Path(path)
         mode = stat.S_IMODE(path.stat().st_mode)
         if mode & 0o077:
             raise KeyFileError(

@@ -65,7 +65,7 @@ class CourseLink:
     @classmethod
     def read(cls, folder: Path) -> CourseLink | None:
         """The link in a course's lms/ folder, None where no launch was ever recorded."""
-        path = Path(folder) / LINK_FILE
+        path = folder / LINK_FILE
         if not path.is_file():
             return None
         try:
@@ -83,7 +83,7 @@ class CourseLink:
         if link is None:
             raise NotLinked(
                 f"{needed_for} needs the course's link to its LMS, and no one has launched the "
-                f"course from the LMS yet ({Path(folder) / LINK_FILE} does not exist): launch it "
+                f"course from the LMS yet ({folder / LINK_FILE} does not exist): launch it "
                 "once from the LMS as its instructor (viewcopy hub --lti), then run this again"
             )
         return link
@@ -95,7 +95,6 @@ class CourseLink:
         The endpoints are the latest launch's (an LMS may move them); the person is recorded
         under their hub name. LinkMismatch for a launch from another issuer or context.
         """
-        folder = Path(folder)
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         with exclusively(folder / LOCK_FILE):  # the hub may record two launches at once
             old = cls.read(folder)

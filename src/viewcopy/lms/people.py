@@ -61,9 +61,9 @@ class People:
     def read(cls, folder: Path) -> People:
         """The bindings in a course's lms/ folder; an earlier release's link.json people where
         there are none yet; ValueError naming the file where it cannot be read."""
-        path = Path(folder) / PEOPLE_FILE
+        path = folder / PEOPLE_FILE
         if not path.is_file():
-            return _from_earlier_release(Path(folder))
+            return _from_earlier_release(folder)
         try:
             rows = json.loads(path.read_text(encoding="utf-8"))["people"]
             return cls(tuple(Binding(**row) for row in rows))
@@ -76,7 +76,7 @@ class People:
     def write(self, folder: Path) -> None:
         rows = [vars(b) for b in sorted(self.bindings, key=lambda b: b.name)]
         write_atomically(
-            Path(folder) / PEOPLE_FILE, json.dumps({"people": rows}, indent=2) + "\n", mode=0o600
+            folder / PEOPLE_FILE, json.dumps({"people": rows}, indent=2) + "\n", mode=0o600
         )
 
     def of(self, issuer: str, sub: str) -> Binding | None:
@@ -140,7 +140,6 @@ def bind(folder: Path, issuer: str, sub: str, offered: str, by: str) -> str:
 
 def change(folder: Path, how: Callable[[People], People]) -> People:
     """Read, change (`how`) and write the course's bindings, one writer at a time."""
-    folder = Path(folder)
     folder.mkdir(mode=0o700, parents=True, exist_ok=True)
     with exclusively(folder / LOCK_FILE):
         before = People.read(folder)

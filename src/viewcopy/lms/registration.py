@@ -48,7 +48,6 @@ class Registration:
     @classmethod
     def read(cls, path: Path) -> Registration:
         """The registration in `path`; ValueError naming the file and each bad or missing field."""
-        path = Path(path)
         if not path.is_file():
             raise ValueError(
                 f"{path} does not exist: write the values the LMS gave when the tool was "

@@ -44,14 +44,14 @@ class RosterSnapshot:
 
     @classmethod
     def read(cls, folder: Path) -> RosterSnapshot | None:
-        path = Path(folder) / ROSTER_FILE
+        path = folder / ROSTER_FILE
         if not path.is_file():
             return None
         data = json.loads(path.read_text(encoding="utf-8"))
         return cls(data["read_at"], data["members"])
 
     def write(self, folder: Path) -> None:
-        path = Path(folder) / ROSTER_FILE
+        path = folder / ROSTER_FILE
         write_atomically(
             path, json.dumps({"read_at": self.read_at, "members": dict(self.members)}, indent=1)
         )
