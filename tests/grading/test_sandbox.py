@@ -16,7 +16,9 @@ from support.kernels import outcome
 from support.sandboxing import assert_kernel_user, sandbox_or_skip
 
 from viewcopy.course.assignment import LAB_IMPORTS
-from viewcopy.sandbox.bubblewrap import COURSE_DATA, describe, readable_paths
+from viewcopy.course.folder import Course
+from viewcopy.files.course_layout import COURSE_DATA
+from viewcopy.sandbox.bubblewrap import describe, readable_paths
 from viewcopy.sandbox.cgroups import Cgroups
 from viewcopy.sandbox.limits import Limits
 from viewcopy.sandbox.users import sandbox_uids
@@ -27,14 +29,15 @@ LIMITS = Limits(cpu_s=60, memory_bytes=1 * 2**30, processes=64, scratch_bytes=8 
 
 
 def test_readable_paths_never_hold_course_data(tmp_path):
-    course = tmp_path / "course"
+    course = Course(tmp_path / "course")
     for name in COURSE_DATA:
-        (course / name).mkdir(parents=True)
-    paths = [Path(p) for p in readable_paths(course)]
+        (course.root / name).mkdir(parents=True)
+    assert {p.name for p in course.data} == set(COURSE_DATA)
+    paths = [Path(p) for p in readable_paths(course.data)]
     assert paths, "the Python environment must be readable"
     for path in paths:
         for name in COURSE_DATA:
-            data = course / name
+            data = course.root / name
             assert data != path and path not in data.parents, f"{path} exposes {data}"
 
 

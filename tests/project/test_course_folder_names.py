@@ -1,6 +1,7 @@
-"""One value for a course (viewcopy.course.folder.Course): no other module of the package joins
-the course's folder names onto a path, or spells the hand-in's timestamp file or the grading
-logs' folder, and `viewcopy lms push` passes the course on as one value."""
+"""One value for a course (viewcopy.course.folder.Course): the names of a course folder's entries
+are spelled in viewcopy.files.course_layout alone; no other module joins them onto a path, lists
+them, tells a folder by them, or spells the hand-in's timestamp file or the grading logs' folder;
+and `viewcopy lms push` passes the course on as one value."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import ast
 from support.course_notebook import ROOT
 
 PACKAGE = ROOT / "src" / "viewcopy"
-HOME = PACKAGE / "course" / "folder.py"
+HOME = PACKAGE / "files" / "course_layout.py"
 FOLDERS = {"source", "release", "submitted", "autograded", "feedback", "grade_logs", "lms"}
+FILES = {"nbgrader_config.py", "gradebook.db"}
+ENTRIES = FOLDERS | FILES
 SPELLED_ONCE = {"timestamp.txt", "grade_logs"}
 
 
@@ -33,6 +36,22 @@ def _docstrings(tree: ast.AST) -> set[int]:
     return found
 
 
+def _names(node: ast.AST) -> set[str]:
+    """The course's entry names a collection literal lists."""
+    if not isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return set()
+    return {e.value for e in node.elts if isinstance(e, ast.Constant)} & ENTRIES
+
+
+def _tells_by_name(node: ast.AST) -> set[str]:
+    """The course's entry names a comparison tells a path by (`folder.name == "source"`)."""
+    if not (isinstance(node, ast.Compare) and isinstance(node.left, ast.Attribute)):
+        return set()
+    if node.left.attr != "name":
+        return set()
+    return set().union(*(_strings(c) for c in node.comparators)) & ENTRIES
+
+
 def _spells(node: ast.AST) -> bool:
     """Whether `node` is a string that spells a name only the course may."""
     value = node.value if isinstance(node, ast.Constant) else None
@@ -49,11 +68,16 @@ def test_only_the_course_joins_its_folder_names_and_spells_its_files():
         where = path.relative_to(ROOT)
         for node in ast.walk(tree):
             if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div):
-                if joined := _strings(node.right) & FOLDERS:
+                if joined := _strings(node.right) & ENTRIES:
                     wrong.append(f"{where}:{node.lineno} joins {sorted(joined)}")
+            elif len(listed := _names(node)) > 1:
+                wrong.append(f"{where}:{node.lineno} lists {sorted(listed)}")
+            elif told := _tells_by_name(node):
+                wrong.append(f"{where}:{node.lineno} tells a folder by {sorted(told)}")
             elif _spells(node) and id(node) not in words:
                 wrong.append(f"{where}:{node.lineno} spells {node.value!r}")
-    assert wrong == [], "use viewcopy.course.folder.Course:\n" + "\n".join(wrong)
+    fix = "use viewcopy.course.folder.Course or viewcopy.files.course_layout"
+    assert wrong == [], fix + ":\n" + "\n".join(wrong)
 
 
 def test_the_push_passes_the_course_on_as_one_value():

@@ -91,6 +91,7 @@ async def end(way: str, course: Path) -> dict:
     from nbclient.exceptions import DeadKernelError
     from traitlets.config import Config
 
+    from viewcopy.course.folder import Course
     from viewcopy.sandbox import Limits, readable_paths
     from viewcopy.sandbox.kernel_manager import SandboxedKernelManager
 
@@ -101,7 +102,7 @@ async def end(way: str, course: Path) -> dict:
     copy = course / "autograded" / "student" / way.replace(" ", "-")
     copy.mkdir(parents=True)
     config = Config()
-    config.SandboxedKernelManager.readable = readable_paths(course)
+    config.SandboxedKernelManager.readable = readable_paths(Course(course).data)
     config.SandboxedKernelManager.limits = asdict(Limits(**LIMITS_FIELDS))
     seen: dict = {}
 

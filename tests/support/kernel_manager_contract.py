@@ -112,6 +112,7 @@ def sandboxed_class():
     folders and all above them; here the folder a kernel starts in stands for the course)."""
     from traitlets import default
 
+    from viewcopy.course.folder import Course
     from viewcopy.sandbox.bubblewrap import readable_paths
     from viewcopy.sandbox.kernel_manager import SandboxedKernelManager
 
@@ -122,7 +123,7 @@ def sandboxed_class():
 
         @default("readable")
         def _readable_default(self) -> list[str]:
-            return readable_paths(Path.cwd())
+            return readable_paths(Course(Path.cwd()).data)
 
     return GradersSandboxedKernelManager
 

@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from viewcopy.course.folder import Course
 from viewcopy.sandbox.bubblewrap import readable_paths
 from viewcopy.sandbox.limits import Limits
 
@@ -25,7 +26,7 @@ def sandboxed_kernel(copy: Path, course: Path, limits: Limits) -> Iterator[Run]:
     from viewcopy.sandbox.kernel_manager import SandboxedKernelManager
 
     config = Config()
-    config.SandboxedKernelManager.readable = readable_paths(course)
+    config.SandboxedKernelManager.readable = readable_paths(Course(course).data)
     config.SandboxedKernelManager.limits = dict(limits.__dict__)
     with running(
         SandboxedKernelManager(kernel_name="python3", config=config), cwd=str(copy)

@@ -23,6 +23,7 @@ from pathlib import Path
 from viewcopy.exercise.next_predictions import NEXT
 from viewcopy.exercise.predictions import TWENTY
 from viewcopy.exercise.production import PRODUCTION
+from viewcopy.files.course_layout import CONFIG_FILE, GRADEBOOK_FILE
 
 ASSIGNMENT = "view_or_copy"
 COURSE_ID = "view_or_copy"
@@ -58,8 +59,6 @@ what a copy costs (question 25, measured) and the production model's profile. Ea
 that binds no name, and no graded cell reads what it does, so grading keeps the student's own
 outputs of each instead of measuring again (viewcopy.plugins.KeepStudentMeasurements)."""
 
-CONFIG_FILE = "nbgrader_config.py"
-"""A course folder's nbgrader config, which every command reads (`course_config`)."""
 SUBMITTED_AT = "2026-11-29 09:00:00.000000 UTC"
 """The submission time written for hand-ins built here (nbgrader's timestamp.txt format)."""
 
@@ -123,9 +122,9 @@ def _executed_config(path: Path, version: tuple):
 
 def gradebook_url(course: Path) -> str:
     """The course's gradebook: `CourseDirectory.db_url` from its nbgrader_config.py (a PostgreSQL
-    URL, say), else nbgrader's default, gradebook.db in the course folder."""
+    URL, say), else nbgrader's default, its GRADEBOOK_FILE in the course folder."""
     configured = course_config(course).get("CourseDirectory", {}).get("db_url")
-    return configured or f"sqlite:///{Path(course).resolve() / 'gradebook.db'}"
+    return configured or f"sqlite:///{Path(course).resolve() / GRADEBOOK_FILE}"
 
 
 def configured_course_id(config) -> str:

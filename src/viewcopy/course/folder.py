@@ -17,7 +17,6 @@ from pathlib import Path
 
 from viewcopy.course.assignment import (
     ASSIGNMENT,
-    CONFIG_FILE,
     NOTEBOOK,
     SUBMITTED_AT,
     configured_course_id,
@@ -29,10 +28,19 @@ from viewcopy.course.assignment import (
     run_nbgrader,
 )
 from viewcopy.course.settings import CourseSettings, course_settings
-
-TIMESTAMP = "timestamp.txt"
-"""The hand-in's time, as `nbgrader collect` writes it into a submitted folder (and autograde
-copies into the autograded one)."""
+from viewcopy.files.course_layout import (
+    AUTOGRADED,
+    CONFIG_FILE,
+    COURSE_DATA,
+    FEEDBACK,
+    GRADE_LOGS,
+    GRADEBOOK_FILE,
+    LMS,
+    RELEASE,
+    SOURCE,
+    SUBMITTED,
+    TIMESTAMP,
+)
 
 
 @dataclass(frozen=True)
@@ -75,34 +83,45 @@ class Course:
         return gradebook_to_read(self.gradebook_url)
 
     @property
+    def data(self) -> tuple[Path, ...]:
+        """What it holds beyond its config, none of it for a student's code (COURSE_DATA)."""
+        return tuple(self.root / name for name in COURSE_DATA)
+
+    @property
+    def gradebook_file(self) -> Path:
+        """nbgrader's default gradebook, a SQLite file in the folder (the gradebook unless the
+        config names another: `gradebook_url`)."""
+        return self.root / GRADEBOOK_FILE
+
+    @property
     def config_file(self) -> Path:
         """Its nbgrader_config.py."""
         return self.root / CONFIG_FILE
 
     @property
     def source(self) -> Path:
-        return self.root / "source"
+        return self.root / SOURCE
 
     @property
     def release(self) -> Path:
-        return self.root / "release"
+        return self.root / RELEASE
 
     @property
     def submitted(self) -> Path:
-        return self.root / "submitted"
+        return self.root / SUBMITTED
 
     @property
     def autograded(self) -> Path:
-        return self.root / "autograded"
+        return self.root / AUTOGRADED
 
     @property
     def feedback(self) -> Path:
-        return self.root / "feedback"
+        return self.root / FEEDBACK
 
     @property
     def lms(self) -> Path:
         """Where the course keeps its LMS files (registration, key, link, people, journal)."""
-        return self.root / "lms"
+        return self.root / LMS
 
     def master(self, assignment: str) -> Path:
         """The instructor's master notebook of `assignment`."""
@@ -114,7 +133,7 @@ class Course:
 
     def grade_logs(self, assignment: str) -> Path:
         """Where `viewcopy grade` and `viewcopy five` keep what they record of `assignment`."""
-        return self.root / "grade_logs" / assignment
+        return self.root / GRADE_LOGS / assignment
 
     def hand_in(self, student_id: str, assignment: str) -> Path:
         """The student's submitted folder of `assignment`."""

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK
+from viewcopy.course.assignment import ASSIGNMENT, NOTEBOOK, sqlite_file
 from viewcopy.course.folder import Course
 from viewcopy.engine.command import Command
 
@@ -43,8 +43,8 @@ def run_demo(args: argparse.Namespace) -> str:
         f"           group: viewcopy five --course {course} (--apply GRADES.csv grades a group)\n"
         f"feedback:  {feedback}\n"
         f"grades:    {course / 'grades.csv'} (nbgrader export)\n"
-        f"gradebook: {course / 'gradebook.db'}; answers 21-25 (?) are graded by hand "
-        "in formgrader\n"
+        f"gradebook: {sqlite_file(graded.gradebook_url) or graded.gradebook_url}; answers "
+        "21-25 (?) are graded by hand in formgrader\n"
         f"report:    {page} (again: viewcopy report --course {course})\n"
         f"           {worth_a_look_line(report.items)}\n"
         f"           {alike_line(report)}\n"

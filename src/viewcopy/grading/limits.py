@@ -244,5 +244,5 @@ def _kernel_manager(course: Course, sandbox: Limits | None, kernel: str):
     from viewcopy.sandbox.kernel_manager import SandboxedKernelManager
 
     return SandboxedKernelManager(
-        kernel_name=kernel, readable=readable_paths(course.root), limits=dict(sandbox.__dict__)
+        kernel_name=kernel, readable=readable_paths(course.data), limits=dict(sandbox.__dict__)
     )

@@ -57,7 +57,7 @@ class Workspace:
         unpack(parcel.source, self.course.source / parcel.assignment)
         self.template = self.course.root / "assignment.db"
         import_rows(f"sqlite:///{self.template}", parcel.rows)
-        self.gradebook = self.course.root / "gradebook.db"
+        self.gradebook = self.course.gradebook_file
         with _inside(self.course.root):
             if parcel.sandbox is not None:
                 warm_kernels.start(

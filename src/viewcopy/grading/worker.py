@@ -173,7 +173,7 @@ def load_api(
     if limits is not None:
         from viewcopy.plugins.sandboxed_kernel import sandbox_config
 
-        sandbox_config(config, course.root, limits)
+        sandbox_config(config, course, limits)
     elif "kernel_manager_class" not in config.Execute:
         from viewcopy.sandbox.unix_sockets import UnixSocketKernelManager
 

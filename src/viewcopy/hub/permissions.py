@@ -23,11 +23,14 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from viewcopy.files.course_layout import COURSE_DATA, LMS
 from viewcopy.hub.accounts import ensure_group, ensure_user, isolating, lock_user, staff_group
 
-STAFF_ONLY = ("source", ".git", "autograded", "submitted", "feedback", "gradebook.db")
-"""What a course repository holds that no student may read: the master (and its history)."""
-HUBS_OWN = "lms"
+STAFF_ONLY = (*COURSE_DATA, ".git")
+"""What a course repository holds that no student may read: the master (and its history), and
+whatever course data it holds (the students' copies come from the hub's course, through nbgrader's
+exchange)."""
+HUBS_OWN = LMS
 """The course's folder that stays the hub's: the LTI tool's key, the launches' link."""
 HUB_FILES = ("hub.json", "jupyterhub.sqlite", "jupyterhub.log", "proxy.pid")
 

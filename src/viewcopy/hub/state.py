@@ -143,7 +143,7 @@ def prepare(
     state.exchange.chmod(0o1777)  # nbgrader's exchange root: each course's folder sets its modes
     init_data(state.lock_data)
     moved_from_an_earlier_release(state)
-    if (state.course_root / "gradebook.db").exists():
+    if Course(state.course_root).gradebook_file.exists():
         enrol(state.course_root, {s: s for s in students})  # a student added since
     else:
         build_course(repo.resolve(), state.course_root, {s: s for s in students})

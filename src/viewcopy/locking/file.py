@@ -16,6 +16,7 @@ from pathlib import Path
 
 from viewcopy.engine.student_error import StudentError
 from viewcopy.files.atomic import write_atomically
+from viewcopy.files.course_layout import CONFIG_FILE, SOURCE
 from viewcopy.locking.record import LOCK_FILE, LockRecord, record_from_json
 
 Folder = str | os.PathLike | None
@@ -39,7 +40,7 @@ def now() -> str:
 
 def is_master_folder(folder: Path) -> bool:
     """True for `<course>/source/<assignment>/`, the instructor's master copy."""
-    return folder.parent.name == "source" and (folder.parents[1] / "nbgrader_config.py").exists()
+    return folder.parent.name == SOURCE and (folder.parents[1] / CONFIG_FILE).exists()
 
 
 def folder_of(directory: Folder) -> Path:

@@ -3,11 +3,10 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from nbgrader.preprocessors import Execute
 from traitlets import Enum
 
+from viewcopy.course.folder import Course
 from viewcopy.plugins.base import CoursePreprocessor
 from viewcopy.sandbox import Limits, readable_paths
 from viewcopy.sandbox.kernel_manager import SandboxedKernelManager
@@ -32,13 +31,13 @@ class SandboxedExecute(Execute, CoursePreprocessor):
         super().__init__(*args, **kwargs)
 
 
-def sandbox_config(config, course: Path, limits: Limits) -> None:
+def sandbox_config(config, course: Course, limits: Limits) -> None:
     """Switch an nbgrader config to sandboxed execution under `limits`."""
     steps = list(config.Autograde.get("autograde_preprocessors", []) or _default_steps())
     config.Autograde.autograde_preprocessors = [
         SandboxedExecute if step is Execute else step for step in steps
     ]
-    config.SandboxedKernelManager.readable = readable_paths(course)
+    config.SandboxedKernelManager.readable = readable_paths(course.data)
     config.SandboxedKernelManager.limits = dict(limits.__dict__)
 
 

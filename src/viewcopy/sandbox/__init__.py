@@ -5,9 +5,9 @@ jupyter_client):
 
 - `Limits`: what one kernel may use; `describe(limits)`: the line that says what isolates a
   kernel on this machine, as whom, and which limits hold and which do not; `bwrap_problem()`:
-  why kernels cannot be sandboxed here, or None; `readable_paths(course)`: what a kernel may
-  read, never the course's data; `Cgroups.sweep()`, `kernel_connection.sweep()`: remove what
-  killed runs left (cgroups, links to sockets).
+  why kernels cannot be sandboxed here, or None; `readable_paths(protected)`: what a kernel may
+  read, never the course's data it is given; `Cgroups.sweep()`, `kernel_connection.sweep()`:
+  remove what killed runs left (cgroups, links to sockets).
 - `kernel_manager.SandboxedKernelManager` (jupyter_client's kernel manager, loaded by name):
   every kernel it starts runs in a sandbox of its own, reached over sockets inside it; the
   sandbox is its kernels' provisioner (`provisioner`), so it keeps jupyter_client's contract
@@ -21,9 +21,8 @@ and environment (`limits`), cgroups (`cgroups`), joining a sandbox and dropping 
 (`kernel_connection`). docs/security.md states the threat model.
 """
 
-from viewcopy.sandbox.bubblewrap import COURSE_DATA, bwrap_problem, describe, readable_paths
+from viewcopy.sandbox.bubblewrap import bwrap_problem, describe, readable_paths
 from viewcopy.sandbox.cgroups import Cgroups
 from viewcopy.sandbox.limits import THREADS, Limits
 
-__all__ = ["COURSE_DATA", "THREADS", "Cgroups", "Limits", "bwrap_problem", "describe",
-           "readable_paths"]  # fmt: skip
+__all__ = ["THREADS", "Cgroups", "Limits", "bwrap_problem", "describe", "readable_paths"]

@@ -29,6 +29,7 @@ import shutil
 import stat
 import subprocess
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +42,6 @@ ETC = (
     "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/etc/ssl",
     "/etc/ca-certificates", "/etc/alternatives", "/etc/passwd", "/etc/group", "/etc/nsswitch.conf",
 )  # fmt: skip
-COURSE_DATA = ("source", "release", "submitted", "autograded", "feedback", "gradebook.db")
 SOCKETS = "/run/viewcopy-kernel"
 """The kernel's sockets, inside its sandbox: a tmpfs of SOCKETS_BYTES that ends with it."""
 SOCKETS_BYTES = 1 * 2**20
@@ -61,9 +61,10 @@ def bwrap_problem() -> str | None:
     return None
 
 
-def readable_paths(course: Path) -> list[str]:
-    """System folders and this Python's folders, except any that holds the course's data."""
-    protected = [course / name for name in COURSE_DATA]
+def readable_paths(protected: Iterable[Path]) -> list[str]:
+    """System folders and this Python's folders, except any that holds one of `protected` (the
+    course's data: `Course.data`)."""
+    protected = list(protected)
     candidates = [
         *SYSTEM,
         *ETC,
