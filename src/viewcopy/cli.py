@@ -7,6 +7,7 @@ runs when it runs, so one that measures nothing never loads torch."""
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from collections.abc import Sequence
 
@@ -85,6 +86,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(exc)
         return 1
     except KeyboardInterrupt:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # one more Ctrl-C must not kill the exit
         print(f"viewcopy {args.command}: interrupted", file=sys.stderr)
         return 130
     except (

@@ -10,13 +10,16 @@ The grading itself (the pool, the cluster, the sandbox): tests/grading/.
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import nbformat
 import psutil
 import pytest
 from support.command_line import assert_one_line_usage_error, started_from_a_terminal
@@ -216,6 +219,21 @@ def start_grading_and_wait_for_the_worker(folder: Path) -> subprocess.Popen:
     return process
 
 
+@contextlib.contextmanager
+def a_slow_hand_in(folder: Path, student_id: str, seconds: int = 30) -> Iterator[None]:
+    """The student's hand-in with a last cell that sleeps `seconds`, so it is still in flight
+    when a test's signals arrive (a hand-in grades in well under a second), as it was after."""
+    path = Course.at(folder).hand_in(student_id, ASSIGNMENT) / NOTEBOOK
+    handed_in = path.read_bytes()
+    notebook = nbformat.reads(handed_in.decode("utf-8"), as_version=4)
+    notebook.cells.append(nbformat.v4.new_code_cell(f"import time\ntime.sleep({seconds})"))
+    nbformat.write(notebook, path)
+    try:
+        yield
+    finally:
+        path.write_bytes(handed_in)
+
+
 def recorded(folder: Path) -> dict[str, str]:
     with (Course.at(folder).grade_logs(ASSIGNMENT) / "record.csv").open() as f:
         return {row["student_id"]: row["status"] for row in csv.DictReader(f)}
@@ -242,11 +260,12 @@ def test_ctrl_c_finishes_the_submission_in_flight_and_starts_no_other(regraded):
 @pytest.mark.sandbox
 def test_a_second_ctrl_c_abandons_the_hand_in_in_flight_and_leaves_no_kernel(regraded):
     folder, _ = regraded
-    process = start_grading_and_wait_for_the_worker(folder)
-    process.send_signal(signal.SIGINT)
-    time.sleep(0.5)
-    process.send_signal(signal.SIGINT)
-    output, _ = process.communicate(timeout=60)
+    with a_slow_hand_in(folder, "honest_perfect"):
+        process = start_grading_and_wait_for_the_worker(folder)
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=60)
     assert process.returncode == 130, output
     assert recorded(folder) == {"honest_perfect": "interrupted", "honest_typical": "interrupted"}
     assert "0 graded, 0 failed, 2 interrupted" in output, output

@@ -11,12 +11,12 @@ import time
 
 import psutil
 import pytest
-from jupyter_client.manager import AsyncKernelManager
 from support import kernels
 
 from viewcopy.course.assignment import LAB_IMPORTS
 from viewcopy.sandbox.kernel_template import KernelRequest, OwnKernelRequest, Template
 from viewcopy.sandbox.own_kernels import OwnKernelManager, warm_template
+from viewcopy.sandbox.unix_sockets import UnixSocketKernelManager
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="own kernels are forked on Linux only"
@@ -51,8 +51,10 @@ def own(template):
 
 
 def test_a_forked_kernel_sees_what_a_fresh_one_sees(folder, template):
+    # the fresh kernel over Unix sockets too: one over TCP can lose a port it was given to another
+    # program before it binds it, and die before it answers (sandbox.unix_sockets)
     with kernels.running(
-        AsyncKernelManager(kernel_name="python3"), cwd=str(folder), env=ENV
+        UnixSocketKernelManager(kernel_name="python3"), cwd=str(folder), env=ENV
     ) as run:
         fresh = run(FACTS)
     before = template.started["warm"]
