@@ -11,6 +11,7 @@ from __future__ import annotations
 import fnmatch
 import shutil
 from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -77,7 +78,7 @@ class Course:
         """nbgrader's Gradebook of the course (at `url`: a copy to read)."""
         return course_gradebook(self.root, url)
 
-    def gradebook_to_read(self):
+    def gradebook_to_read(self) -> AbstractContextManager[str | None]:
         """A context giving the URL to read its gradebook at without changing it (a copy of a
         SQLite file), None where it has no gradebook yet."""
         return gradebook_to_read(self.gradebook_url)

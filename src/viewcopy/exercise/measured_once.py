@@ -29,7 +29,8 @@ def measure_here(devices: tuple[str, ...]) -> None:
     measured_truth(devices)
     for device in devices:
         measure_pool(device)
-    copy_lines(), internal_copy_lines()
+    copy_lines()
+    internal_copy_lines()
 
 
 def keep(measured: dict[tuple, Evidence]) -> None:
